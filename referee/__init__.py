@@ -1,0 +1,42 @@
+"""The ohseven referee: rules engine, protocol, sandbox, matches, tournaments, publishing."""
+
+from .cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck, UnknownCardError
+from .rules import (
+    GAMES,
+    OH_HELL,
+    OH_SEVEN,
+    Game,
+    GameResult,
+    IllegalMoveError,
+    InvalidRulesError,
+    MalformedMoveError,
+    OhHellGame,
+    OhSevenGame,
+    OutOfTurnError,
+    Phase,
+    Rules,
+    RulesError,
+    new_game,
+)
+
+__all__ = [
+    "Deck",
+    "GAMES",
+    "Game",
+    "GameResult",
+    "IllegalMoveError",
+    "InvalidRulesError",
+    "MalformedMoveError",
+    "OH_HELL",
+    "OH_HELL_DECK",
+    "OH_SEVEN",
+    "OH_SEVEN_DECK",
+    "OhHellGame",
+    "OhSevenGame",
+    "OutOfTurnError",
+    "Phase",
+    "Rules",
+    "RulesError",
+    "UnknownCardError",
+    "new_game",
+]

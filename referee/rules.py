@@ -1,0 +1,811 @@
+"""The authoritative rules engine for Oh-Seven and Oh Hell.
+
+No I/O happens here. A :class:`Game` is a deterministic function of its rules, options,
+number of players, seed and the players' decisions. It asks for one decision at a time, or one
+simultaneous set (Oh-Seven passes and bids, Oh Hell ``simultaneous_bids``): :attr:`Game.to_act`
+names the seats that owe a decision, :meth:`Game.legal_moves` lists what each may choose and
+:meth:`Game.push` applies one. A bad decision raises a precise exception and changes nothing.
+
+Moves are small ints: a card for an Oh-Seven bid and for every play, a number of tricks for an
+Oh Hell bid, and a tuple of cards for a pass. Every step is recorded in :attr:`Game.events`;
+an event with a ``"to"`` key is private to that seat, every other event is public.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck, oh_hell_deck
+
+__all__ = [
+    "OH_SEVEN",
+    "OH_HELL",
+    "GAMES",
+    "Phase",
+    "Rules",
+    "Game",
+    "OhSevenGame",
+    "OhHellGame",
+    "GameResult",
+    "new_game",
+    "competition_ranks",
+    "RulesError",
+    "InvalidRulesError",
+    "IllegalMoveError",
+    "OutOfTurnError",
+    "MalformedMoveError",
+    "PASS_SCHEDULE",
+    "OH_HELL_HANDS",
+]
+
+OH_SEVEN = "oh-seven"
+OH_HELL = "oh-hell"
+GAMES = (OH_SEVEN, OH_HELL)
+
+#: Oh-Seven card pass per round: (cards passed, +1 for left / -1 for right).
+PASS_SCHEDULE = ((0, 0), (1, 1), (2, -1), (3, 1), (2, -1), (1, 1), (0, 0))
+OH_SEVEN_ROUNDS = 7
+OH_SEVEN_HAND = 7
+OH_SEVEN_MAX_ATTEMPTS = 7
+#: Oh Hell: number of hands (and the largest hand) by number of players.
+OH_HELL_HANDS = {3: 15, 4: 13, 5: 10, 6: 8, 7: 7}
+HAND_ORDERS = ("up", "down", "up-down", "down-up")
+
+
+class Phase(enum.StrEnum):
+    PASS = "pass"
+    BID = "bid"
+    PLAY = "play"
+    OVER = "over"
+
+
+# --------------------------------------------------------------------------- exceptions
+
+
+class RulesError(Exception):
+    """Base of every error the rules engine raises on purpose."""
+
+
+class InvalidRulesError(RulesError, ValueError):
+    """A game, option, option value or player count the rules do not allow."""
+
+
+class IllegalMoveError(RulesError, ValueError):
+    """A well-formed decision that the rules forbid in this state."""
+
+    def __init__(self, message: str, *, seat: int, move: object, game: Game) -> None:
+        super().__init__(f"seat {seat}: {message} [{game.describe()}]")
+        self.seat = seat
+        self.move = move
+        self.state = game.describe()
+
+
+class OutOfTurnError(IllegalMoveError):
+    """A decision from a seat that does not owe one now."""
+
+
+class MalformedMoveError(RulesError, TypeError):
+    """A decision of the wrong type or shape for the decision asked for."""
+
+    def __init__(self, message: str, *, seat: int, move: object, game: Game) -> None:
+        super().__init__(f"seat {seat}: {message} [{game.describe()}]")
+        self.seat = seat
+        self.move = move
+        self.state = game.describe()
+
+
+# --------------------------------------------------------------------------- rules and options
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+#: option -> (default, allowed values or None for a boolean), per game.
+OPTIONS: dict[str, dict[str, tuple[Any, tuple[str, ...] | None]]] = {
+    OH_SEVEN: {
+        "passing": (False, None),
+        "identical_top_bonus": (True, None),
+    },
+    OH_HELL: {
+        "hand_order": ("up", HAND_ORDERS),
+        "hook": (False, None),
+        "simultaneous_bids": (False, None),
+        "must_trump": (False, None),
+        "miss_scores_tricks": (False, None),
+        "zero_bid_bonus": (False, None),
+    },
+}
+PLAYER_RANGE = {OH_SEVEN: (2, 9), OH_HELL: (3, 7)}
+
+
+def _coerce_option(game: str, key: str, value: object) -> object:
+    default, allowed = OPTIONS[game][key]
+    if allowed is None:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise InvalidRulesError(f"rule option {key}={value!r}: expected true or false")
+    if value not in allowed:
+        raise InvalidRulesError(
+            f"rule option {key}={value!r}: expected one of {', '.join(allowed)}"
+        )
+    return value
+
+
+@attrs.frozen
+class Rules:
+    """A game and its rule options, validated; every option is present with its value."""
+
+    game: str
+    options: tuple[tuple[str, object], ...]
+
+    @classmethod
+    def make(cls, game: str, options: Mapping[str, object] | Iterable[str] | None = None) -> Rules:
+        """Validate ``options`` (a mapping, or ``KEY=VALUE`` strings) for ``game``."""
+        if game not in OPTIONS:
+            raise InvalidRulesError(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
+        given: dict[str, object] = {}
+        if options is not None:
+            if isinstance(options, Mapping):
+                given.update(options)
+            else:
+                for item in options:
+                    key, sep, value = str(item).partition("=")
+                    if not sep:
+                        raise InvalidRulesError(f"rule {item!r}: expected KEY=VALUE")
+                    given[key.strip()] = value.strip()
+        known = OPTIONS[game]
+        for key in given:
+            if key not in known:
+                raise InvalidRulesError(
+                    f"unknown rule option {key!r} for {game}: expected one of {', '.join(known)}"
+                )
+        values = {key: default for key, (default, _) in known.items()}
+        for key, value in given.items():
+            values[key] = _coerce_option(game, key, value)
+        if game == OH_HELL and values["hook"] and values["simultaneous_bids"]:
+            raise InvalidRulesError(
+                "rule options hook and simultaneous_bids cannot both be on: "
+                "the hook restricts the last bidder, and simultaneous bids have none"
+            )
+        return cls(game, tuple(sorted(values.items())))
+
+    def __getitem__(self, key: str) -> Any:
+        for name, value in self.options:
+            if name == key:
+                return value
+        raise KeyError(key)
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.options)
+
+    def check_players(self, players: int) -> None:
+        low, high = PLAYER_RANGE[self.game]
+        if not isinstance(players, int) or not low <= players <= high:
+            raise InvalidRulesError(
+                f"{self.game} is played by {low} to {high} players, not {players}"
+            )
+
+
+@attrs.frozen
+class GameResult:
+    """Final totals and ranks (1 is best; equal totals share a rank)."""
+
+    totals: tuple[int, ...]
+    ranks: tuple[int, ...]
+
+
+def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
+    """Standard competition ranking of ``totals``, highest first: (10, 7, 10) -> (1, 3, 1)."""
+    return tuple(1 + sum(1 for other in totals if other > total) for total in totals)
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+class Game:
+    """State shared by both rulesets: hands, tricks, scores and the event log."""
+
+    deck: Deck
+
+    def __init__(
+        self,
+        rules: Rules,
+        players: int,
+        seed: int,
+        *,
+        stacked_decks: Iterable[Sequence[int]] = (),
+    ) -> None:
+        rules.check_players(players)
+        self.rules = rules
+        self.players = players
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self._stacked = list(stacked_decks)
+        self.events: list[dict[str, Any]] = []
+        self.moves: list[tuple[int, str, Any]] = []
+        self.scores = [0] * players
+        self.phase = Phase.BID
+        self.to_act: tuple[int, ...] = ()
+        self.round = 0
+        self.hand_size = 0
+        self.hands: list[list[int]] = [[] for _ in range(players)]
+        self.trump: int | None = None
+        self.leader = 0
+        self.trick: list[int] = []
+        self.trick_seats: list[int] = []
+        self.tricks_won = [0] * players
+        self.bids: list[int | None] = [None] * players
+        self._names = self.deck.names
+        self._ranks = self.deck.ranks
+
+    # -- introspection
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def describe(self) -> str:
+        return (
+            f"{self.rules.game}, {self.players} players, seed {self.seed}, round {self.round}, "
+            f"phase {self.phase.value}, to act {list(self.to_act)}"
+        )
+
+    def card_name(self, card: int) -> str:
+        return self._names[card]
+
+    def result(self) -> GameResult:
+        if self.phase is not Phase.OVER:
+            raise RulesError(f"the game is not over [{self.describe()}]")
+        totals = tuple(self.scores)
+        return GameResult(totals, competition_ranks(totals))
+
+    # -- decisions
+
+    def legal_moves(self, seat: int) -> Sequence[Any] | Iterable[Any]:
+        """What ``seat`` may choose now (empty when it owes no decision)."""
+        if seat not in self.to_act:
+            return ()
+        if self.phase is Phase.PLAY:
+            return self._legal_plays(seat)
+        if self.phase is Phase.BID:
+            return self._legal_bids(seat)
+        if self.phase is Phase.PASS:
+            return self._legal_passes(seat)
+        return ()
+
+    def is_legal(self, seat: int, move: Any) -> bool:
+        try:
+            self._check(seat, move)
+        except RulesError:
+            return False
+        return True
+
+    def push(self, seat: int, move: Any) -> None:
+        """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
+        kind = self._check(seat, move)
+        self.moves.append((seat, kind, move))
+        if kind == "play":
+            self._play(seat, move)
+        elif kind == "bid":
+            self._bid(seat, move)
+        else:
+            self._pass(seat, tuple(sorted(move)))
+
+    def _check(self, seat: int, move: Any) -> str:
+        phase = self.phase
+        if seat not in self.to_act:
+            if phase is Phase.OVER:
+                raise OutOfTurnError("the game is over", seat=seat, move=move, game=self)
+            raise OutOfTurnError(
+                f"no {phase.value} decision is owed by this seat", seat=seat, move=move, game=self
+            )
+        if phase is Phase.PLAY:
+            if type(move) is not int:
+                raise MalformedMoveError(
+                    f"a play must be a card, not {move!r}", seat=seat, move=move, game=self
+                )
+            if move not in self._legal_plays(seat):
+                raise IllegalMoveError(
+                    self._why_illegal_play(seat, move), seat=seat, move=move, game=self
+                )
+            return "play"
+        if phase is Phase.BID:
+            self._check_bid(seat, move)
+            return "bid"
+        self._check_pass(seat, move)
+        return "pass"
+
+    def _why_illegal_play(self, seat: int, card: int) -> str:
+        if not 0 <= card < self.deck.size:
+            return f"play {card} is not a card"
+        name = self._names[card]
+        if card not in self.hands[seat]:
+            return f"play {name}: not in hand"
+        return f"play {name}: must follow {'CDHS'[self.trick[0] // self._ranks]}" + (
+            " or trump" if self.rules.game == OH_HELL and self.rules["must_trump"] else ""
+        )
+
+    # -- tricks (shared)
+
+    def _legal_plays(self, seat: int) -> tuple[int, ...]:
+        hand = self.hands[seat]
+        if not self.trick:
+            return tuple(dict.fromkeys(hand))
+        ranks = self._ranks
+        led = self.trick[0] // ranks
+        follow = tuple(dict.fromkeys(c for c in hand if c // ranks == led))
+        if follow:
+            return follow
+        if self.trump is not None and self._must_trump:
+            trumps = tuple(dict.fromkeys(c for c in hand if c // ranks == self.trump))
+            if trumps:
+                return trumps
+        return tuple(dict.fromkeys(hand))
+
+    _must_trump = False
+
+    def _play(self, seat: int, card: int) -> None:
+        self.hands[seat].remove(card)
+        self.trick.append(card)
+        self.trick_seats.append(seat)
+        self.events.append({"type": "play", "seat": seat, "card": self._names[card]})
+        if len(self.trick) < self.players:
+            self.to_act = ((seat + 1) % self.players,)
+            return
+        ranks = self._ranks
+        trump = self.trump
+        best = self.trick[0]
+        best_i = 0
+        for i in range(1, len(self.trick)):
+            card = self.trick[i]
+            suit = card // ranks
+            best_suit = best // ranks
+            if (suit == best_suit and card > best) or (suit == trump and best_suit != trump):
+                best, best_i = card, i
+        winner = self.trick_seats[best_i]
+        self.tricks_won[winner] += 1
+        self.events.append(
+            {
+                "type": "trick",
+                "leader": self.leader,
+                "cards": [self._names[c] for c in self.trick],
+                "winner": winner,
+            }
+        )
+        self.trick = []
+        self.trick_seats = []
+        self.leader = winner
+        if self.hands[winner]:
+            self.to_act = (winner,)
+        else:
+            self._end_round()
+
+    def _shuffled(self, cards: list[int]) -> list[int]:
+        if self._stacked:
+            order = list(self._stacked.pop(0))
+            if sorted(order) != sorted(cards):
+                raise InvalidRulesError("a stacked deck must hold exactly the cards of the deck")
+            return order
+        self.rng.shuffle(cards)
+        return cards
+
+    def _finish(self) -> None:
+        self.phase = Phase.OVER
+        self.to_act = ()
+        result = self.result()
+        self.events.append(
+            {"type": "game_over", "totals": list(result.totals), "ranks": list(result.ranks)}
+        )
+
+    # -- ruleset hooks
+    def _legal_bids(self, seat: int) -> Sequence[Any]:
+        raise NotImplementedError
+
+    def _legal_passes(self, seat: int) -> Iterable[Any]:
+        return ()
+
+    def _check_bid(self, seat: int, move: Any) -> None:
+        raise NotImplementedError
+
+    def _check_pass(self, seat: int, move: Any) -> None:
+        raise MalformedMoveError("no pass is owed", seat=seat, move=move, game=self)
+
+    def _bid(self, seat: int, move: Any) -> None:
+        raise NotImplementedError
+
+    def _pass(self, seat: int, cards: tuple[int, ...]) -> None:
+        raise NotImplementedError
+
+    def _end_round(self) -> None:
+        raise NotImplementedError
+
+
+class OhSevenGame(Game):
+    """Oh-Seven: 7 rounds of 7 cards, card bids with forced re-bids, optional card pass."""
+
+    deck = OH_SEVEN_DECK
+
+    def __init__(
+        self,
+        players: int,
+        seed: int,
+        options: Mapping[str, object] | Iterable[str] | Rules | None = None,
+        *,
+        stacked_decks: Iterable[Sequence[int]] = (),
+    ) -> None:
+        rules = options if isinstance(options, Rules) else Rules.make(OH_SEVEN, options)
+        super().__init__(rules, players, seed, stacked_decks=stacked_decks)
+        self.copies = 1 if players <= 4 else 2
+        self.rounds = OH_SEVEN_ROUNDS
+        self.hand_size = OH_SEVEN_HAND
+        self._passing = bool(rules["passing"])
+        self._identical_bonus = bool(rules["identical_top_bonus"])
+        self.bonus = [0] * players  # re-bid bonus points scored in this round
+        self.used_bids: list[list[int]] = [[] for _ in range(players)]
+        self.attempt = 0
+        self.deal_number = 0
+        self.pending: dict[int, Any] = {}
+        self.top_seat: int | None = None
+        self._deal()
+
+    # -- dealing and passing
+
+    def _deal(self) -> None:
+        n = self.players
+        deck = self._shuffled(list(range(32)) * self.copies)
+        self.hands = [sorted(deck[s : n * OH_SEVEN_HAND : n]) for s in range(n)]
+        self.used_bids = [[] for _ in range(n)]
+        self.attempt = 0
+        self.pending = {}
+        self.trump = None
+        self.tricks_won = [0] * n
+        self.bids = [None] * n
+        self.events.append(
+            {"type": "round", "round": self.round, "deal": self.deal_number, "hand_size": 7}
+        )
+        names = self._names
+        for seat in range(n):
+            self.events.append(
+                {"type": "deal", "to": seat, "hand": [names[c] for c in self.hands[seat]]}
+            )
+        count, _ = PASS_SCHEDULE[self.round]
+        self.phase = Phase.PASS if self._passing and count else Phase.BID
+        self.to_act = tuple(range(n))
+
+    def pass_count(self) -> int:
+        return PASS_SCHEDULE[self.round][0] if self.phase is Phase.PASS else 0
+
+    def pass_target(self, seat: int) -> int:
+        return (seat + PASS_SCHEDULE[self.round][1]) % self.players
+
+    def _legal_passes(self, seat: int) -> Iterable[tuple[int, ...]]:
+        return dict.fromkeys(itertools.combinations(self.hands[seat], self.pass_count()))
+
+    def _check_pass(self, seat: int, move: Any) -> None:
+        count = self.pass_count()
+        if not isinstance(move, (tuple, list)) or any(type(c) is not int for c in move):
+            raise MalformedMoveError(
+                f"a pass must be a list of {count} cards, not {move!r}",
+                seat=seat,
+                move=move,
+                game=self,
+            )
+        if len(move) != count:
+            raise IllegalMoveError(
+                f"pass of {len(move)} cards: this round passes {count}",
+                seat=seat,
+                move=move,
+                game=self,
+            )
+        if Counter(move) - Counter(self.hands[seat]):
+            raise IllegalMoveError(
+                f"pass {[self._safe_name(c) for c in move]}: not all in hand",
+                seat=seat,
+                move=move,
+                game=self,
+            )
+
+    def _safe_name(self, card: int) -> str:
+        return self._names[card] if 0 <= card < self.deck.size else str(card)
+
+    def _pass(self, seat: int, cards: tuple[int, ...]) -> None:
+        self.pending[seat] = cards
+        self.to_act = tuple(s for s in self.to_act if s != seat)
+        if self.to_act:
+            return
+        names = self._names
+        for giver, given in self.pending.items():
+            for card in given:
+                self.hands[giver].remove(card)
+        for giver, given in sorted(self.pending.items()):
+            receiver = self.pass_target(giver)
+            self.hands[receiver].extend(given)
+            shown = [names[c] for c in given]
+            self.events.append(
+                {"type": "passed", "to": giver, "receiver": receiver, "cards": shown}
+            )
+            self.events.append({"type": "received", "to": receiver, "giver": giver, "cards": shown})
+        for hand in self.hands:
+            hand.sort()
+        self.pending = {}
+        self.phase = Phase.BID
+        self.to_act = tuple(range(self.players))
+
+    # -- bidding
+
+    def _legal_bids(self, seat: int) -> tuple[int, ...]:
+        unused = Counter(self.hands[seat])
+        unused.subtract(self.used_bids[seat])
+        return tuple(card for card in sorted(unused) if unused[card] > 0)
+
+    def _check_bid(self, seat: int, move: Any) -> None:
+        if type(move) is not int:
+            raise MalformedMoveError(
+                f"an Oh-Seven bid must be a card, not {move!r}", seat=seat, move=move, game=self
+            )
+        if move not in self._legal_bids(seat):
+            why = "not in hand" if move not in self.hands[seat] else "already used as a bid"
+            raise IllegalMoveError(
+                f"bid {self._safe_name(move)}: {why}", seat=seat, move=move, game=self
+            )
+
+    def _bid(self, seat: int, card: int) -> None:
+        self.pending[seat] = card
+        self.to_act = tuple(s for s in self.to_act if s != seat)
+        if self.to_act:
+            return
+        n = self.players
+        cards = [self.pending[s] for s in range(n)]
+        self.pending = {}
+        ranks = [c % 8 for c in cards]
+        # top bid by rank, then suit: a card's rank * 4 + suit orders them.
+        keys = [(c % 8) * 4 + c // 8 for c in cards]
+        top_key = max(keys)
+        top_seats = [s for s in range(n) if keys[s] == top_key]
+        total = sum(ranks)
+        identical = len(top_seats) > 1
+        forced = total == 7 or identical
+        reason = None
+        bonus_seats: list[int] = []
+        if forced:
+            reason = "sum_seven" if total == 7 else "identical_top"
+            if total == 7 and identical:
+                reason = "sum_seven_identical_top"
+            if total == 7 or self._identical_bonus:
+                bonus_seats = top_seats
+            for s in bonus_seats:
+                self.bonus[s] += 1
+                self.scores[s] += 1
+        self.attempt += 1
+        self.events.append(
+            {
+                "type": "bids",
+                "attempt": self.attempt,
+                "cards": [self._names[c] for c in cards],
+                "top": top_seats,
+                "sum": total,
+                "forced": reason,
+                "bonus": bonus_seats,
+            }
+        )
+        if forced:
+            for s in range(n):
+                self.used_bids[s].append(cards[s])
+            if self.attempt >= OH_SEVEN_MAX_ATTEMPTS:
+                self.deal_number += 1
+                self.events.append({"type": "redeal", "round": self.round})
+                self._deal()
+            else:
+                self.to_act = tuple(range(n))
+            return
+        self.bids = list(ranks)
+        self.top_seat = top_seats[0]
+        self.trump = cards[self.top_seat] // 8
+        self.leader = self.top_seat
+        self.events.append({"type": "trump", "suit": "CDHS"[self.trump], "leader": self.leader})
+        self.phase = Phase.PLAY
+        self.to_act = (self.leader,)
+
+    # -- scoring
+
+    def _end_round(self) -> None:
+        points = []
+        for s in range(self.players):
+            bid, won = self.bids[s], self.tricks_won[s]
+            assert bid is not None
+            points.append(bid + 2 if bid == won else -abs(bid - won))
+        for s in range(self.players):
+            self.scores[s] += points[s]
+        self.events.append(
+            {
+                "type": "score",
+                "round": self.round,
+                "bids": list(self.bids),
+                "tricks": list(self.tricks_won),
+                "points": points,
+                "bonus": list(self.bonus),
+                "totals": list(self.scores),
+            }
+        )
+        self.bonus = [0] * self.players
+        self.round += 1
+        self.deal_number = 0
+        if self.round >= self.rounds:
+            self._finish()
+        else:
+            self._deal()
+
+
+def oh_hell_hand_sizes(players: int, order: str = "up") -> tuple[int, ...]:
+    top = OH_HELL_HANDS[players]
+    up = tuple(range(1, top + 1))
+    down = up[::-1]
+    return {"up": up, "down": down, "up-down": up + down[1:], "down-up": down + up[1:]}[order]
+
+
+class OhHellGame(Game):
+    """Oh Hell: hands of 1, 2, 3, ... cards, a turned-up trump, and bids of a number of tricks.
+
+    The keyword-only ``ranks``, ``hand_sizes``, ``first_dealer`` and ``trump_on_last_hand``
+    change the table, not the rules: they let tests and benchmarks play a single hand of a
+    smaller deck exactly as OpenSpiel's ``oh_hell`` does.
+    """
+
+    def __init__(
+        self,
+        players: int,
+        seed: int,
+        options: Mapping[str, object] | Iterable[str] | Rules | None = None,
+        *,
+        stacked_decks: Iterable[Sequence[int]] = (),
+        ranks: int = 13,
+        hand_sizes: Sequence[int] | None = None,
+        first_dealer: int | None = None,
+        trump_on_last_hand: bool = False,
+    ) -> None:
+        self.deck = oh_hell_deck(ranks) if ranks != 13 else OH_HELL_DECK
+        rules = options if isinstance(options, Rules) else Rules.make(OH_HELL, options)
+        super().__init__(rules, players, seed, stacked_decks=stacked_decks)
+        sizes = tuple(hand_sizes or oh_hell_hand_sizes(players, rules["hand_order"]))
+        if any(not k >= 1 or k * players > self.deck.size for k in sizes):
+            raise InvalidRulesError(f"hand sizes {sizes} do not fit {players} players")
+        self.hand_sizes = sizes
+        self.rounds = len(sizes)
+        self._must_trump = bool(rules["must_trump"])
+        self._hook = bool(rules["hook"])
+        self._simultaneous = bool(rules["simultaneous_bids"])
+        self._miss_scores = bool(rules["miss_scores_tricks"])
+        self._zero_bonus = bool(rules["zero_bid_bonus"])
+        self._trump_on_last = trump_on_last_hand
+        self.dealer = self.rng.randrange(players) if first_dealer is None else first_dealer
+        self.trump_card: int | None = None
+        self._deal()
+
+    def _deal(self) -> None:
+        n = self.players
+        k = self.hand_sizes[self.round]
+        self.hand_size = k
+        deck = self._shuffled(list(range(self.deck.size)))
+        first = (self.dealer + 1) % n
+        self.hands = [[] for _ in range(n)]
+        for i in range(k * n):
+            self.hands[(first + i) % n].append(deck[i])
+        for hand in self.hands:
+            hand.sort()
+        last = self.round == self.rounds - 1
+        if k * n < len(deck) and (not last or self._trump_on_last):
+            self.trump_card = deck[k * n]
+            self.trump = self.trump_card // self._ranks
+        else:
+            self.trump_card = None
+            self.trump = None
+        self.tricks_won = [0] * n
+        self.bids = [None] * n
+        self.leader = first
+        names = self._names
+        self.events.append(
+            {
+                "type": "round",
+                "round": self.round,
+                "hand_size": k,
+                "dealer": self.dealer,
+                "trump_card": None if self.trump_card is None else names[self.trump_card],
+                "trump": None if self.trump is None else "CDHS"[self.trump],
+            }
+        )
+        for seat in range(n):
+            self.events.append(
+                {"type": "deal", "to": seat, "hand": [names[c] for c in self.hands[seat]]}
+            )
+        self.phase = Phase.BID
+        self.to_act = tuple(range(n)) if self._simultaneous else (first,)
+
+    def _legal_bids(self, seat: int) -> tuple[int, ...]:
+        k = self.hand_size
+        if self._hook and seat == self.dealer:
+            forbidden = k - sum(b for b in self.bids if b is not None)
+            return tuple(b for b in range(k + 1) if b != forbidden)
+        return tuple(range(k + 1))
+
+    def _check_bid(self, seat: int, move: Any) -> None:
+        if type(move) is not int:
+            raise MalformedMoveError(
+                f"an Oh Hell bid must be a number of tricks, not {move!r}",
+                seat=seat,
+                move=move,
+                game=self,
+            )
+        if move not in self._legal_bids(seat):
+            if 0 <= move <= self.hand_size:
+                why = f"the hook forbids bids totalling {self.hand_size}"
+            else:
+                why = f"out of range 0..{self.hand_size}"
+            raise IllegalMoveError(f"bid {move}: {why}", seat=seat, move=move, game=self)
+
+    def _bid(self, seat: int, bid: int) -> None:
+        self.bids[seat] = bid
+        n = self.players
+        if self._simultaneous:
+            self.to_act = tuple(s for s in self.to_act if s != seat)
+            if self.to_act:
+                return
+            self.events.append({"type": "bids", "bids": list(self.bids)})
+        else:
+            self.events.append({"type": "bid", "seat": seat, "bid": bid})
+            if seat != self.dealer:
+                self.to_act = ((seat + 1) % n,)
+                return
+        self.phase = Phase.PLAY
+        self.to_act = (self.leader,)
+
+    def _end_round(self) -> None:
+        points = []
+        k = self.hand_size
+        for s in range(self.players):
+            bid, won = self.bids[s], self.tricks_won[s]
+            if bid == won:
+                points.append(5 + k if bid == 0 and self._zero_bonus else 10 + won)
+            else:
+                points.append(won if self._miss_scores else 0)
+        for s in range(self.players):
+            self.scores[s] += points[s]
+        self.events.append(
+            {
+                "type": "score",
+                "round": self.round,
+                "bids": list(self.bids),
+                "tricks": list(self.tricks_won),
+                "points": points,
+                "totals": list(self.scores),
+            }
+        )
+        self.round += 1
+        self.dealer = (self.dealer + 1) % self.players
+        if self.round >= self.rounds:
+            self._finish()
+        else:
+            self._deal()
+
+
+def new_game(
+    game: str | Rules,
+    players: int,
+    seed: int,
+    options: Mapping[str, object] | Iterable[str] | None = None,
+    **table: Any,
+) -> Game:
+    """Start a game of ``game`` (a name or validated :class:`Rules`)."""
+    rules = game if isinstance(game, Rules) else Rules.make(game, options)
+    cls = OhSevenGame if rules.game == OH_SEVEN else OhHellGame
+    return cls(players, seed, rules, **table)
