@@ -1,0 +1,108 @@
+"""The values that cross module boundaries: bots, time control, matches and their results.
+
+``match`` produces them, ``schedule`` and ``tourney`` consume them, ``store`` persists them.
+Every value is frozen and made of plain data so that it pickles to worker processes (and Dask
+workers) and converts to JSON with :func:`attrs.asdict`.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from .rules import Rules
+
+__all__ = [
+    "Fault",
+    "FaultStatus",
+    "BotSpec",
+    "TimeControl",
+    "MatchSpec",
+    "GameRecord",
+    "MatchResult",
+]
+
+
+class FaultStatus(enum.StrEnum):
+    """Every way a bot can fail a decision or a game: a closed set."""
+
+    TIMEOUT = "timeout"  # no reply within the decision's time
+    CRASH = "crash"  # the process died or closed its connection
+    ILLEGAL = "illegal"  # a well-formed decision the rules forbid
+    MALFORMED = "malformed"  # not msgpack, or not the shape of a reply
+    PROTOCOL = "protocol"  # a valid message that is wrong for the moment (wrong id, bad hello)
+    NO_START = "no_start"  # the process did not start or did not say hello in time
+    DROPPED = "dropped"  # dropped from the match after too many faults; fallback plays for it
+
+
+@attrs.frozen
+class Fault:
+    """One fault of the bot in ``seat`` during a game."""
+
+    seat: int
+    status: FaultStatus
+    detail: str = ""  # a short explanation for the bot's author, never parsed
+
+
+@attrs.frozen
+class BotSpec:
+    """A bot: its display name and the command line that starts it.
+
+    ``directory`` is what the sandbox exposes to the bot read-only (its own files); ``None``
+    means the directory of the command's script.
+    """
+
+    name: str
+    command: tuple[str, ...]
+    directory: str | None = None
+
+
+@attrs.frozen
+class TimeControl:
+    """A per-decision limit plus a per-game bank: time over ``move_seconds`` is drawn from the
+    bank, and a decision times out when it exceeds ``move_seconds`` plus what is left of it."""
+
+    move_seconds: float = 1.0
+    bank_seconds: float = 10.0
+    start_seconds: float = 10.0  # for the process to start and say hello
+
+
+@attrs.frozen
+class MatchSpec:
+    """One table playing ``len(seatings)`` games.
+
+    ``seatings[g][s]`` is the index into ``bots`` of the bot in seat ``s`` of game ``g``;
+    ``seeds[g]`` is the seed of game ``g`` (equal seeds replay the same deals: duplicate play).
+    """
+
+    match_id: str
+    rules: Rules
+    bots: tuple[BotSpec, ...]
+    seatings: tuple[tuple[int, ...], ...]
+    seeds: tuple[int, ...]
+    time_control: TimeControl = TimeControl()
+    fallback_seed: int = 0
+
+
+@attrs.frozen
+class GameRecord:
+    """The outcome of one game; ``seats[s]`` is the name of the bot in seat ``s``."""
+
+    match_id: str
+    game_index: int
+    seed: int
+    seats: tuple[str, ...]
+    totals: tuple[int, ...]
+    ranks: tuple[int, ...]
+    faults: tuple[Fault, ...] = ()
+    stats: dict = attrs.field(factory=dict)  # see ``stats.game_statistics``
+    replay_path: str | None = None
+    seconds: float = 0.0
+
+
+@attrs.frozen
+class MatchResult:
+    spec: MatchSpec
+    games: tuple[GameRecord, ...]
+    logs: dict = attrs.field(factory=dict)  # bot name -> truncated stdout/stderr of its process
