@@ -215,6 +215,11 @@ def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- the engine
 
 
+def _unique(cards: Iterable[int]) -> tuple[int, ...]:
+    """``cards`` without repeats, in order."""
+    return tuple(dict.fromkeys(cards))
+
+
 class Game:
     """State shared by both rulesets: hands, tricks, scores and the event log."""
 
@@ -302,14 +307,15 @@ class Game:
     def push(self, seat: int, move: Any) -> None:
         """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
         kind = self._check(seat, move)
-        if kind == "pass":
-            move = tuple(move)
-        self.moves.append((seat, kind, move))
         if kind == "play":
+            self.moves.append((seat, kind, move))
             self._play(seat, move)
         elif kind == "bid":
+            self.moves.append((seat, kind, move))
             self._bid(seat, move)
         else:
+            move = tuple(move)
+            self.moves.append((seat, kind, move))
             self._pass(seat, tuple(sorted(move)))
 
     def _check(self, seat: int, move: Any) -> str:
@@ -325,7 +331,9 @@ class Game:
                 raise MalformedMoveError(
                     f"a play must be a card, not {move!r}", seat=seat, move=move, game=self
                 )
-            if move not in self._legal_plays(seat):
+            # Same test as ``move in self._legal_plays(seat)``, without building the tuple.
+            hand = self.hands[seat]
+            if move not in hand or (self.trick and not self._may_play(hand, move)):
                 raise IllegalMoveError(
                     self._why_illegal_play(seat, move), seat=seat, move=move, game=self
                 )
@@ -350,46 +358,69 @@ class Game:
 
     def _legal_plays(self, seat: int) -> tuple[int, ...]:
         hand = self.hands[seat]
+        # with one copy of each card a hand holds no duplicates to drop
+        unique = tuple if self.copies == 1 else _unique
         if not self.trick:
-            return tuple(dict.fromkeys(hand))
+            return unique(hand)
         ranks = self._ranks
         led = self.trick[0] // ranks
-        follow = tuple(dict.fromkeys(c for c in hand if c // ranks == led))
+        follow = unique([c for c in hand if c // ranks == led])
         if follow:
             return follow
         if self.trump is not None and self._must_trump:
-            trumps = tuple(dict.fromkeys(c for c in hand if c // ranks == self.trump))
+            trumps = unique([c for c in hand if c // ranks == self.trump])
             if trumps:
                 return trumps
-        return tuple(dict.fromkeys(hand))
+        return unique(hand)
+
+    def _may_play(self, hand: list[int], card: int) -> bool:
+        """Whether ``card``, from ``hand``, may go to the current (started) trick."""
+        ranks = self._ranks
+        suit = card // ranks
+        led = self.trick[0] // ranks
+        if suit == led:
+            return True
+        for c in hand:
+            if c // ranks == led:
+                return False
+        trump = self.trump
+        if trump is None or not self._must_trump or suit == trump:
+            return True
+        return all(c // ranks != trump for c in hand)
 
     _must_trump = False
+    #: copies of each card in play (two for Oh-Seven with 5 or more players)
+    copies = 1
 
     def _play(self, seat: int, card: int) -> None:
         self.hands[seat].remove(card)
-        self.trick.append(card)
+        trick = self.trick
+        trick.append(card)
         self.trick_seats.append(seat)
-        self.events.append({"type": "play", "seat": seat, "card": self._names[card]})
-        if len(self.trick) < self.players:
-            self.to_act = ((seat + 1) % self.players,)
+        names = self._names
+        self.events.append({"type": "play", "seat": seat, "card": names[card]})
+        n = self.players
+        if len(trick) < n:
+            self.to_act = ((seat + 1) % n,)
             return
         ranks = self._ranks
         trump = self.trump
-        best = self.trick[0]
+        best = trick[0]
+        best_suit = best // ranks
         best_i = 0
-        for i in range(1, len(self.trick)):
-            card = self.trick[i]
+        for i in range(1, n):
+            card = trick[i]
             suit = card // ranks
-            best_suit = best // ranks
+            # a later identical card (two decks) does not beat the first: strictly higher
             if (suit == best_suit and card > best) or (suit == trump and best_suit != trump):
-                best, best_i = card, i
+                best, best_suit, best_i = card, suit, i
         winner = self.trick_seats[best_i]
         self.tricks_won[winner] += 1
         self.events.append(
             {
                 "type": "trick",
                 "leader": self.leader,
-                "cards": [self._names[c] for c in self.trick],
+                "cards": [names[c] for c in trick],
                 "winner": winner,
             }
         )
@@ -772,7 +803,13 @@ class OhHellGame(Game):
                 move=move,
                 game=self,
             )
-        if move not in self._legal_bids(seat):
+        k = self.hand_size
+        # Same test as ``move in self._legal_bids(seat)``, without building the tuple.
+        if not 0 <= move <= k or (
+            self._hook
+            and seat == self.dealer
+            and move == k - sum(b for b in self.bids if b is not None)
+        ):
             if 0 <= move <= self.hand_size:
                 why = f"the hook forbids bids totalling {self.hand_size}"
             else:
