@@ -1,0 +1,721 @@
+"""Run one bot process in a sandbox: no network, a private view of the file system, its own
+PID namespace, an unprivileged uid, resource limits, and a bounded capture of its output.
+
+Two modes (see SECURITY.md for the threat model):
+
+``"bwrap"`` (the default)
+    The bot runs under bubblewrap in fresh PID, network, IPC, UTS and cgroup namespaces, with a
+    read-only view of the system directories, the Python installation running the referee, the
+    installed ``ohseven`` packages and the bot's own directory, plus a private size-limited
+    tmpfs at ``/tmp`` (``HOME``) that disappears with the sandbox, and the match's socket
+    directory read-write. When the referee is root, bubblewrap sets up the mounts as root and
+    the bot is then started through ``setpriv`` as a dedicated unprivileged uid (a distinct uid
+    per running bot, taken from a pool, so ``RLIMIT_NPROC`` is a per-bot limit), with no
+    capabilities, an empty bounding set and ``no_new_privs``. When the referee is not root,
+    bubblewrap runs unprivileged in a new user namespace (nested user namespaces disabled) and
+    the bot keeps the referee's uid.
+``"unsandboxed"``
+    An explicit opt-in for trusted bots: no namespaces, the bot sees the whole file system and
+    the network. It still runs as the dedicated uid when the referee is root (never as root),
+    in its own session, with the same resource limits, and its process tree is still killed.
+
+Resource limits are POSIX rlimits set with ``prlimit`` just before the bot's program is
+executed (no ``preexec_fn``: the referee is multi-threaded).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import errno
+import fcntl
+import importlib.util
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+__all__ = [
+    "Limits",
+    "SandboxConfig",
+    "SandboxError",
+    "BotStartError",
+    "BotProcess",
+    "check_sandbox",
+    "MODES",
+]
+
+MODES = ("bwrap", "unsandboxed")
+
+# Inside the sandbox: the private scratch directory (HOME, TMPDIR, the bot's writable space).
+SANDBOX_SCRATCH = "/tmp"
+
+# System directories every interpreter or compiled bot may need, bound read-only when present.
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The pieces of /etc that the dynamic loader and common runtimes read; nothing else of /etc.
+_ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/java-17-openjdk",
+    "/etc/java-21-openjdk",
+)
+_OHSEVEN_PACKAGES = ("ohseven.sdk", "ohseven.referee", "ohseven.example_bots")
+
+_START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
+_INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: `dnf install "
+    "bubblewrap`), or run trusted bots without a sandbox with the explicit opt-in mode "
+    '"unsandboxed"'
+)
+
+
+def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
+    if value <= 0:
+        raise ValueError(f"{attribute.name} must be positive, got {value!r}")
+
+
+@attrs.frozen
+class Limits:
+    """Resource limits of one bot process (each process of its tree, for the rlimits).
+
+    ``memory_mb`` is ``RLIMIT_AS`` (address space, not resident memory: runtimes that reserve
+    large virtual areas, such as the JVM or Go, need a larger value). ``cpu_seconds`` is
+    ``RLIMIT_CPU`` for the whole match. ``processes`` is ``RLIMIT_NPROC`` (processes and
+    threads), enforced per bot only when the bot has its own uid (the referee is root).
+    ``scratch_mb`` bounds the private tmpfs of the bwrap mode. ``log_bytes`` is how much of the
+    bot's stdout+stderr is kept: the first and last halves; the middle is discarded and marked.
+    """
+
+    memory_mb: int = attrs.field(default=1024, validator=_positive)
+    cpu_seconds: int = attrs.field(default=600, validator=_positive)
+    processes: int = attrs.field(default=64, validator=_positive)
+    file_size_mb: int = attrs.field(default=16, validator=_positive)
+    open_files: int = attrs.field(default=256, validator=_positive)
+    log_bytes: int = attrs.field(default=65536, validator=_positive)
+    scratch_mb: int = attrs.field(default=64, validator=_positive)
+
+
+def _mode_valid(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if value not in MODES:
+        raise ValueError(f"sandbox mode must be one of {', '.join(MODES)}, got {value!r}")
+
+
+@attrs.frozen
+class SandboxConfig:
+    """How bots are run.
+
+    ``uid`` is the unprivileged uid/gid bots run as when the referee is root and
+    ``uid_pool_size`` is 0. With ``uid_pool_size > 0`` (the default), each running bot takes a
+    uid of its own from ``[uid_pool_start, uid_pool_start + uid_pool_size)``, held with a lock
+    file so that concurrent referee processes never share one; these uids need no account.
+    ``bwrap`` is the bubblewrap program (a name looked up in PATH, or a path). ``extra_paths``
+    are further host paths made visible read-only at the same place (a JVM under /opt, say).
+    """
+
+    mode: str = attrs.field(default="bwrap", validator=_mode_valid)
+    limits: Limits = Limits()
+    uid: int = 65534
+    uid_pool_start: int = 0x70000000
+    uid_pool_size: int = 4096
+    bwrap: str = "bwrap"
+    extra_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+class SandboxError(RuntimeError):
+    """The sandbox cannot be used on this machine (a missing tool, an unusable kernel feature)."""
+
+
+class BotStartError(OSError):
+    """A bot process could not be started (its command is missing, the sandbox failed)."""
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _which(program: str) -> str | None:
+    if os.sep in program:
+        return program if os.path.isfile(program) and os.access(program, os.X_OK) else None
+    return shutil.which(program)
+
+
+def check_sandbox(config: SandboxConfig) -> None:
+    """Raise :class:`SandboxError` with a clear message if ``config`` cannot run bots here."""
+    if not sys.platform.startswith("linux"):
+        raise SandboxError(f"bots can only be run on Linux, not on {sys.platform}")
+    for tool in ("prlimit", "setpriv") if _is_root() else ("prlimit",):
+        if _which(tool) is None:
+            raise SandboxError(
+                f"{tool} was not found in PATH; it is part of util-linux "
+                "(Debian/Ubuntu: `apt-get install util-linux`)"
+            )
+    if config.mode == "bwrap" and _which(config.bwrap) is None:
+        raise SandboxError(
+            f"the sandbox program bubblewrap ({config.bwrap!r}) was not found: {_INSTALL_HINT}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# uids
+
+
+def _uid_lock_dir() -> str:
+    path = os.path.join(tempfile.gettempdir(), f"ohseven-uids-{os.geteuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path) or info.st_uid != os.geteuid():
+        raise SandboxError(f"the uid lock directory {path} is not a directory owned by us")
+    return path
+
+
+class _UidLease:
+    """A uid held exclusively (across processes too) until released."""
+
+    def __init__(self, uid: int, fd: int | None) -> None:
+        self.uid = uid
+        self.exclusive = fd is not None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+
+def _lease_uid(config: SandboxConfig) -> _UidLease | None:
+    """The uid for a new bot: ``None`` when the referee is not root (the bot keeps our uid)."""
+    if not _is_root():
+        return None
+    if config.uid_pool_size <= 0:
+        return _UidLease(config.uid, None)
+    directory = _uid_lock_dir()
+    size = config.uid_pool_size
+    offset = int.from_bytes(os.urandom(4), "little") % size
+    for i in range(size):
+        uid = config.uid_pool_start + (offset + i) % size
+        fd = os.open(
+            os.path.join(directory, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        _kill_uid(uid)  # leftovers of a referee that died without cleaning up
+        return _UidLease(uid, fd)
+    raise BotStartError(
+        errno.EAGAIN, f"all {size} sandbox uids from {config.uid_pool_start} are in use"
+    )
+
+
+def _proc_entries() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _status_field(pid: int, field: str) -> str | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process whose real uid is ``uid`` (only for uids exclusive to one bot)."""
+    for _ in range(50):
+        found = False
+        for pid in _proc_entries():
+            uids = _status_field(pid, "Uid")
+            if uids is not None and int(uids.split()[0]) == uid:
+                found = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        if not found:
+            return
+        time.sleep(0.01)
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for pid in _proc_entries():
+        ppid = _status_field(pid, "PPid")
+        if ppid is not None:
+            children[int(ppid)].append(pid)
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# output capture
+
+
+class _LogBuffer:
+    """The first and last ``limit // 2`` bytes of a stream; the middle is counted, not kept."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_cap = limit - limit // 2
+        self._tail_cap = limit // 2
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def add(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            room = self._head_cap - len(self._head)
+            if room > 0:
+                self._head += data[:room]
+                data = data[room:]
+            if data and self._tail_cap:
+                self._tail += data[-self._tail_cap :]
+                excess = len(self._tail) - self._tail_cap
+                if excess > 0:
+                    del self._tail[:excess]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self._head_cap + self._tail_cap
+
+    def text(self) -> str:
+        with self._lock:
+            head, tail, total = bytes(self._head), bytes(self._tail), self.total
+        if total <= len(head) + len(tail):
+            return (head + tail).decode("utf-8", errors="replace")
+        dropped = total - len(head) - len(tail)
+        return (
+            head.decode("utf-8", errors="replace")
+            + f"\n[... {dropped} bytes of output discarded ...]\n"
+            + tail.decode("utf-8", errors="replace")
+        )
+
+
+def _drain(fd: int, buffer: _LogBuffer) -> None:
+    try:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except InterruptedError:
+                continue
+            if not data:
+                return
+            buffer.add(data)
+    except OSError:
+        return
+
+
+# ---------------------------------------------------------------------------------------------
+# the view of the file system
+
+
+def _python_paths() -> list[str]:
+    """The Python installation running the referee and the installed ohseven packages."""
+    paths = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    for name in _OHSEVEN_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except ImportError:
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            paths.extend(spec.submodule_search_locations)
+    return paths
+
+
+def _normalise(paths: Sequence[str]) -> list[str]:
+    """Existing absolute real paths, without those already inside another one."""
+    real = sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)})
+    kept: list[str] = []
+    for path in real:
+        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+class BotProcess:
+    """One bot process in the sandbox, from :meth:`start` to :meth:`kill`.
+
+    ``command`` is run with ``env`` added to a minimal environment (PATH with the referee's
+    Python first, HOME and TMPDIR the private scratch directory, LANG). Relative path arguments
+    naming existing files are made absolute. ``bot_dir`` (read-only inside, and the working
+    directory) defaults to the directory of the first existing file among the arguments
+    (else of the program itself when it is a path outside the system directories).
+    ``socket_dir`` is visible read-write at the same path; when the bot has its own uid, the
+    directory and what it holds at :meth:`start` are handed to that uid, so bind the ZeroMQ
+    socket before starting the bot.
+
+    With ``--die-with-parent`` the sandbox dies when the *thread* that called :meth:`start`
+    exits: start bots from a thread that outlives them.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        name: str,
+        bot_dir: str | None,
+        socket_dir: str,
+        env: Mapping[str, str],
+        config: SandboxConfig,
+    ) -> None:
+        if not command:
+            raise ValueError(f"bot {name!r} has an empty command")
+        self.name = name
+        self.command = tuple(_absolutise(arg) for arg in command)
+        self.bot_dir = os.path.realpath(bot_dir) if bot_dir else _default_bot_dir(self.command)
+        self.socket_dir = os.path.realpath(socket_dir)
+        self.env = dict(env)
+        self.config = config
+        self.pid: int | None = None
+        self.uid: int | None = None  # the uid the bot runs as, when it is not ours
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = _LogBuffer(config.limits.log_bytes)
+        self._drainer: threading.Thread | None = None
+        self._lease: _UidLease | None = None
+        self._scratch: str | None = None  # host scratch directory (unsandboxed mode)
+        self._pidfd: int | None = None  # the sandbox's PID 1 (bwrap mode)
+        self._killed = False
+
+    # -- public ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the bot; raise :class:`BotStartError` if it cannot be started."""
+        if self._proc is not None:
+            raise BotStartError(errno.EBUSY, f"bot {self.name!r} was already started")
+        try:
+            check_sandbox(self.config)
+        except SandboxError as error:
+            raise BotStartError(errno.ENOENT, f"bot {self.name!r}: {error}") from None
+        if not os.path.isdir(self.socket_dir):
+            raise BotStartError(
+                errno.ENOENT, f"bot {self.name!r}: socket directory {self.socket_dir} is missing"
+            )
+        if self.bot_dir is not None and not os.path.isdir(self.bot_dir):
+            raise BotStartError(
+                errno.ENOENT, f"bot {self.name!r}: bot directory {self.bot_dir} is missing"
+            )
+        self._lease = _lease_uid(self.config)
+        try:
+            self._start()
+        except BaseException:
+            self.kill()
+            raise
+
+    def poll(self) -> int | None:
+        """The bot's exit status (negative: killed by that signal), or None while it runs."""
+        return None if self._proc is None else self._proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait up to ``timeout`` seconds for the bot to exit; its status, or None."""
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """Kill the bot's whole process tree, reap it, release its uid, wipe its scratch."""
+        if self._killed:
+            return
+        self._killed = True
+        proc = self._proc
+        if proc is not None:
+            doomed = _descendants(proc.pid) if self.config.mode == "unsandboxed" else []
+            if self._pidfd is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            for pid in doomed:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            proc.wait()
+        if self._lease is not None and self._lease.exclusive:
+            _kill_uid(self._lease.uid)
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        if self._drainer is not None:
+            self._drainer.join(timeout=2.0)
+        if proc is not None and proc.stdout is not None:
+            proc.stdout.close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def log(self) -> str:
+        """The captured stdout+stderr, at most ``log_bytes`` of it plus a truncation mark."""
+        return self._log.text()
+
+    @property
+    def log_truncated(self) -> bool:
+        """Whether some of the output was discarded."""
+        return self._log.truncated
+
+    def __enter__(self) -> BotProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.kill()
+
+    def __repr__(self) -> str:
+        return f"BotProcess(name={self.name!r}, pid={self.pid}, uid={self.uid})"
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        config = self.config
+        self.uid = self._lease.uid if self._lease is not None else None
+        if self.uid is not None:
+            _give(self.socket_dir, self.uid)
+        program = self._resolve_program()
+        if config.mode == "bwrap":
+            scratch = SANDBOX_SCRATCH
+        else:
+            self._scratch = scratch = tempfile.mkdtemp(prefix="ohseven-bot-")
+            if self.uid is not None:
+                os.chown(scratch, self.uid, self.uid)
+        env = {
+            "PATH": _bot_path(),
+            "HOME": scratch,
+            "TMPDIR": scratch,
+            "LANG": "C.UTF-8",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        env.update(self.env)
+        command = [program, *self.command[1:]]
+        info_read: int | None = None
+        pass_fds: list[int] = []
+        if config.mode == "bwrap":
+            info_read, info_write = os.pipe()
+            pass_fds.append(info_write)
+            argv = self._bwrap_argv(command, info_write)
+            cwd = None
+        else:
+            argv = self._prlimit_argv() + self._setpriv_argv() + command
+            cwd = self.bot_dir or scratch
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=cwd or "/",
+                pass_fds=pass_fds,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise BotStartError(
+                error.errno, f"bot {self.name!r}: cannot run {argv[0]}: {error.strerror}"
+            ) from None
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
+        self.pid = self._proc.pid
+        assert self._proc.stdout is not None
+        self._drainer = threading.Thread(
+            target=_drain,
+            args=(self._proc.stdout.fileno(), self._log),
+            name=f"log-{self.name}",
+            daemon=True,
+        )
+        self._drainer.start()
+        if info_read is not None:
+            self._await_sandbox(info_read)
+
+    def _resolve_program(self) -> str:
+        program = self.command[0]
+        if os.sep in program:
+            found = program if os.path.isfile(program) else None
+        else:
+            found = shutil.which(program, path=_bot_path())
+        if found is None:
+            raise BotStartError(errno.ENOENT, f"bot {self.name!r}: command {program!r} not found")
+        if self.config.mode == "bwrap":
+            real = os.path.realpath(found)
+            if not _inside(real, self._visible_roots()):
+                raise BotStartError(
+                    errno.ENOENT,
+                    f"bot {self.name!r}: command {program!r} ({real}) is outside what the "
+                    "sandbox shows the bot; put it in the bot's directory or add it to "
+                    "extra_paths",
+                )
+        return found
+
+    def _visible_roots(self) -> list[str]:
+        roots = [*_SYSTEM_DIRS, *_python_paths(), *self.config.extra_paths]
+        if self.bot_dir:
+            roots.append(self.bot_dir)
+        return _normalise(roots)
+
+    def _prlimit_argv(self) -> list[str]:
+        limits = self.config.limits
+        argv = [
+            _which("prlimit") or "prlimit",
+            f"--as={limits.memory_mb << 20}",
+            f"--cpu={limits.cpu_seconds}",
+            f"--fsize={limits.file_size_mb << 20}",
+            f"--nofile={limits.open_files}",
+            "--core=0",
+        ]
+        if self._lease is not None:  # a uid of the bot's own: NPROC counts only its processes
+            argv.append(f"--nproc={limits.processes}")
+        return [*argv, "--"]
+
+    def _setpriv_argv(self) -> list[str]:
+        if self.uid is None:
+            return []
+        uid = str(self.uid)
+        return [
+            _which("setpriv") or "setpriv",
+            "--reuid", uid, "--regid", uid, "--clear-groups",
+            "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all",
+            "--",
+        ]  # fmt: skip
+
+    def _bwrap_argv(self, command: list[str], info_fd: int) -> list[str]:
+        limits = self.config.limits
+        argv = [
+            _which(self.config.bwrap) or self.config.bwrap,
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session",
+            "--hostname", "sandbox",
+            "--info-fd", str(info_fd),
+        ]  # fmt: skip
+        if not _is_root():  # unprivileged bubblewrap needs a user namespace; forbid nesting
+            argv += ["--unshare-user", "--disable-userns"]
+        # The root of the sandbox is a fresh tmpfs: only what is bound below exists.
+        made: set[str] = set()
+
+        def parents(path: str) -> None:
+            for parent in _ancestors(path):
+                if parent not in made:
+                    made.add(parent)
+                    argv.extend(["--perms", "0755", "--dir", parent])
+
+        for path in _SYSTEM_DIRS:
+            if os.path.islink(path):
+                argv += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                argv += ["--ro-bind", path, path]
+        argv += ["--proc", "/proc", "--dev", "/dev"]
+        argv += ["--perms", "1777", "--size", str(limits.scratch_mb << 20)]
+        argv += ["--tmpfs", SANDBOX_SCRATCH]
+        for path in _ETC_FILES:
+            if os.path.exists(path):
+                argv += ["--ro-bind", path, path]
+        readonly = [*_python_paths(), *self.config.extra_paths]
+        if self.bot_dir:
+            readonly.append(self.bot_dir)
+        system = [p for p in _SYSTEM_DIRS if os.path.isdir(p)]
+        for path in _normalise(readonly):
+            if _inside(path, system):
+                continue
+            parents(path)
+            argv += ["--ro-bind", path, path]
+        parents(self.socket_dir)
+        argv += ["--bind", self.socket_dir, self.socket_dir]
+        argv += ["--chdir", self.bot_dir or SANDBOX_SCRATCH]
+        return [*self._prlimit_argv(), *argv, "--", *self._setpriv_argv(), *command]
+
+    def _await_sandbox(self, info_fd: int) -> None:
+        """Wait for bubblewrap to report the sandbox's PID 1; fail if it did not set up."""
+        data = b""
+        deadline = time.monotonic() + _START_TIMEOUT
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([info_fd], [], [], remaining)[0]:
+                    break
+                chunk = os.read(info_fd, 4096)
+                if not chunk:
+                    break
+                data += chunk
+                try:
+                    child = int(json.loads(data)["child-pid"])
+                except (ValueError, KeyError):
+                    continue
+                with contextlib.suppress(ProcessLookupError):
+                    self._pidfd = os.pidfd_open(child)
+                return
+        finally:
+            os.close(info_fd)
+        assert self._proc is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(1.0)
+        if self._drainer is not None:
+            self._drainer.join(timeout=1.0)
+        message = self.log().strip() or "no message"
+        raise BotStartError(
+            errno.EPERM, f"bot {self.name!r}: the sandbox (bubblewrap) failed to start: {message}"
+        )
+
+
+def _bot_path() -> str:
+    return os.pathsep.join([os.path.join(sys.prefix, "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
+
+
+def _absolutise(arg: str) -> str:
+    if arg and not arg.startswith(("-", "/")) and os.sep in arg and os.path.exists(arg):
+        return os.path.abspath(arg)
+    if arg and not arg.startswith(("-", "/")) and os.path.isfile(arg):
+        return os.path.abspath(arg)
+    return arg
+
+
+def _default_bot_dir(command: Sequence[str]) -> str | None:
+    for arg in command[1:]:
+        if arg.startswith("/") and os.path.isfile(arg):
+            return os.path.dirname(os.path.realpath(arg))
+    program = command[0]
+    if program.startswith("/") and os.path.isfile(program):
+        real = os.path.realpath(program)
+        system = [*_SYSTEM_DIRS, *_python_paths()]
+        if not _inside(real, _normalise(system)) and not _inside(program, system):
+            return os.path.dirname(real)
+    return None
+
+
+def _give(directory: str, uid: int) -> None:
+    """Hand ``directory`` and its entries to ``uid`` (so the bot can use the socket in it)."""
+    os.chown(directory, uid, uid)
+    for entry in os.scandir(directory):
+        os.chown(entry.path, uid, uid, follow_symlinks=False)
