@@ -1,0 +1,617 @@
+"""Tournament configuration: a YAML file, validated whole before anything runs.
+
+Every mistake is reported at once, each with the file, the line and the key that holds it
+(``config.yaml:12: key `bots[2].command`: ...``), as one :class:`ConfigError`. Paths in the
+file are relative to the file. The result is a frozen :class:`TourneyConfig`.
+
+``DEMO_CONFIG`` is the quickstart tournament shipped inside the package; its bot files are the
+example bots installed with ``ohseven.example_bots``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from .records import BotSpec, TimeControl
+from .rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
+
+__all__ = [
+    "ConfigError",
+    "BotEntry",
+    "ScheduleConfig",
+    "SandboxSettings",
+    "RatingsConfig",
+    "TourneyConfig",
+    "load_config",
+    "load_config_text",
+    "demo_config",
+    "DEMO_CONFIG",
+    "SCHEDULE_TYPES",
+    "SANDBOX_MODES",
+    "LIMIT_KEYS",
+]
+
+SCHEDULE_TYPES = ("round-robin", "gauntlet")
+SANDBOX_MODES = ("bwrap", "unsandboxed")
+#: resource limits of a bot process (see ``sandbox.Limits``); all positive integers.
+LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "file_size_mb", "open_files", "log_bytes")
+
+#: The quickstart: the three example bots, a small round-robin of Oh-Seven.
+DEMO_CONFIG = """\
+name: quickstart
+game: oh-seven
+table_size: 3
+bots:
+  - name: random
+    file: random_bot.py
+  - name: heuristic
+    file: heuristic_bot.py
+  - name: montecarlo
+    file: montecarlo_bot.py
+schedule:
+  type: round-robin
+  repeats: 1
+  games_per_table: 4
+time_control:
+  move_seconds: 1.0
+  bank_seconds: 10.0
+  start_seconds: 10.0
+sandbox:
+  mode: unsandboxed
+seed: 7
+replays: true
+"""
+
+
+class ConfigError(ValueError):
+    """A configuration file with mistakes; ``errors`` lists each as ``file:line: key `k`: ...``."""
+
+    def __init__(self, source: str, errors: list[str]) -> None:
+        self.source = source
+        self.errors = list(errors)
+        count = len(self.errors)
+        head = f"{source}: {count} error{'s' if count != 1 else ''} in the configuration"
+        super().__init__("\n".join([head, *(f"  {error}" for error in self.errors)]))
+
+
+@attrs.frozen
+class BotEntry:
+    """A bot of the tournament: its spec, and the sandbox limits it overrides."""
+
+    spec: BotSpec
+    limits: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@attrs.frozen
+class ScheduleConfig:
+    type: str = "round-robin"
+    repeats: int = 1
+    games_per_table: int = 1
+    candidates: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class SandboxSettings:
+    """The sandbox mode and the limits given in the file (others keep the sandbox's defaults)."""
+
+    mode: str = "bwrap"
+    limits: tuple[tuple[str, int], ...] = ()
+
+
+@attrs.frozen
+class RatingsConfig:
+    fault_ranks_last: bool = True
+    draw_probability: float | None = None  # None: the game's estimate (see ``ratings``)
+
+
+@attrs.frozen
+class TourneyConfig:
+    name: str
+    rules: Rules
+    table_sizes: tuple[int, ...]
+    bots: tuple[BotEntry, ...]
+    schedule: ScheduleConfig = ScheduleConfig()
+    time_control: TimeControl = TimeControl()
+    sandbox: SandboxSettings = SandboxSettings()
+    ratings: RatingsConfig = RatingsConfig()
+    workers: int = 1
+    output: str = "out"
+    seed: int = 0
+    replays: bool = False
+    source: str = "<config>"
+    #: digest of everything that decides the results (not workers, output or source)
+    digest: str = ""
+    #: the document as read, as plain data (stored with the tournament)
+    document: dict = attrs.field(factory=dict, eq=False)
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return tuple(bot.name for bot in self.bots)
+
+    @property
+    def game(self) -> str:
+        return self.rules.game
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+class _Document:
+    """A composed YAML document as plain data plus the line of every key path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: dict[str, int] = {}
+        self._errors: list[tuple[int, str]] = []
+
+    @property
+    def errors(self) -> list[str]:
+        """Every error so far, in the order of the file."""
+        return [text for _, text in sorted(self._errors, key=lambda item: item[0])]
+
+    def error(self, path: str, message: str) -> None:
+        line = self.line(path)
+        where = f"{self.source}:{line}" if line else self.source
+        text = f"{where}: key `{path}`: {message}" if path else f"{where}: {message}"
+        self._errors.append((line or 0, text))
+
+    def line(self, path: str) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return self.lines.get("")
+
+    def convert(self, node: yaml.Node, path: str) -> Any:
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            result: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                if not isinstance(key, str):
+                    self.lines[path + ".?"] = key_node.start_mark.line + 1
+                    self.error(path + ".?", "keys must be plain words")
+                    continue
+                child = f"{path}.{key}" if path else key
+                self.lines[child] = key_node.start_mark.line + 1
+                if key in result:
+                    self.error(child, "given twice")
+                    continue
+                result[key] = self.convert(value_node, child)
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for index, item in enumerate(node.value):
+                child = f"{path}[{index}]"
+                self.lines[child] = item.start_mark.line + 1
+                items.append(self.convert(item, child))
+            return items
+        return yaml.SafeLoader.construct_object(_CONSTRUCTOR, node, deep=True)
+
+
+_CONSTRUCTOR = yaml.SafeLoader("")
+
+
+# --------------------------------------------------------------------------- typed getters
+
+
+class _Reader:
+    def __init__(self, doc: _Document) -> None:
+        self.doc = doc
+
+    def keys(self, data: dict, path: str, allowed: tuple[str, ...]) -> None:
+        for key in data:
+            if key not in allowed:
+                child = f"{path}.{key}" if path else key
+                self.doc.error(child, f"unknown key; expected one of {', '.join(allowed)}")
+
+    def get(
+        self,
+        data: dict,
+        path: str,
+        key: str,
+        check: Callable[[Any], bool],
+        expected: str,
+        default: Any = None,
+        required: bool = False,
+    ) -> Any:
+        child = f"{path}.{key}" if path else key
+        if key not in data or data[key] is None:
+            if required:
+                self.doc.error(path or key, f"missing key `{key}` ({expected})")
+            return default
+        value = data[key]
+        if not check(value):
+            self.doc.error(child, f"expected {expected}, not {value!r}")
+            return default
+        return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_pos_int(value: Any) -> bool:
+    return _is_int(value) and value > 0
+
+
+def _is_pos_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+TOP_KEYS = (
+    "name",
+    "game",
+    "rules",
+    "table_size",
+    "bots",
+    "schedule",
+    "time_control",
+    "sandbox",
+    "ratings",
+    "workers",
+    "output",
+    "seed",
+    "replays",
+)
+BOT_KEYS = ("name", "file", "command", "directory", "limits")
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | None, str]:
+    doc = reader.doc
+    if not isinstance(data, dict):
+        doc.error(path, f"expected a mapping with name and file or command, not {data!r}")
+        return None, ""
+    reader.keys(data, path, BOT_KEYS)
+    name = reader.get(data, path, "name", _is_str, "a non-empty name", required=True)
+    file = reader.get(data, path, "file", _is_str, "a path to the bot's program")
+    command = reader.get(
+        data,
+        path,
+        "command",
+        lambda v: _is_str(v) or (isinstance(v, list) and v and all(_is_str(x) for x in v)),
+        "a command line (a string or a list of words)",
+    )
+    directory = reader.get(data, path, "directory", _is_str, "a directory")
+    limits = _limits(reader, data.get("limits"), f"{path}.limits")
+    fingerprint = ""
+    argv: tuple[str, ...] | None = None
+    if file is not None and command is not None:
+        doc.error(f"{path}.command", "give either `file` or `command`, not both")
+    elif file is not None:
+        target = (base / file).resolve()
+        if not target.is_file():
+            doc.error(f"{path}.file", f"no such file: {file} (looked for {target})")
+        elif target.suffix == ".py":
+            argv = (sys.executable, str(target))
+        elif not os.access(target, os.X_OK):
+            doc.error(f"{path}.file", f"{file} is not executable (chmod +x it, or use `command`)")
+        else:
+            argv = (str(target),)
+        fingerprint = _file_digest(target)
+        if directory is None and argv is not None:
+            directory = str(target.parent)
+    elif command is not None:
+        words = shlex.split(command) if isinstance(command, str) else list(command)
+        if words:
+            first = base / words[0]
+            if not Path(words[0]).is_absolute() and os.sep in words[0] and first.exists():
+                words[0] = str(first.resolve())
+            argv = tuple(words)
+        else:
+            doc.error(f"{path}.command", "empty command")
+    elif "file" not in data and "command" not in data:
+        doc.error(path, "missing key `file` or `command` (how to start the bot)")
+    if directory is not None and "directory" in data:
+        target_dir = (base / directory).resolve()
+        if not target_dir.is_dir():
+            doc.error(f"{path}.directory", f"no such directory: {directory}")
+        directory = str(target_dir)
+    if name is None or argv is None:
+        return None, fingerprint
+    return BotEntry(BotSpec(name, argv, directory), limits), fingerprint
+
+
+def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int], ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, dict):
+        reader.doc.error(path, f"expected a mapping of limits, not {data!r}")
+        return ()
+    reader.keys(data, path, LIMIT_KEYS)
+    values = []
+    for key in LIMIT_KEYS:
+        value = reader.get(data, path, key, _is_pos_int, "a positive integer")
+        if value is not None:
+            values.append((key, value))
+    return tuple(values)
+
+
+def _section(reader: _Reader, data: dict, key: str) -> dict:
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        reader.doc.error(key, f"expected a mapping, not {value!r}")
+        return {}
+    return value
+
+
+def load_config_text(
+    text: str,
+    *,
+    source: str = "<config>",
+    base_dir: str | os.PathLike[str] = ".",
+    output_base: str | os.PathLike[str] | None = None,
+) -> TourneyConfig:
+    """Parse and validate a configuration; raise :class:`ConfigError` listing every mistake.
+
+    Relative paths are taken from ``base_dir``; the default output directory is
+    ``out/<name>`` under ``output_base`` (``base_dir`` when not given).
+    """
+    base = Path(base_dir).resolve()
+    out_base = Path(output_base).resolve() if output_base is not None else base
+    doc = _Document(source)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(source, [f"{source}{line}: not valid YAML: {problem}"]) from None
+    if node is None:
+        raise ConfigError(source, [f"{source}: the file is empty"])
+    data = doc.convert(node, "")
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"{source}:1: expected a mapping of keys at the top"])
+    reader = _Reader(doc)
+    reader.keys(data, "", TOP_KEYS)
+
+    name = reader.get(data, "", "name", _is_str, "a non-empty name", required=True)
+    if name is not None and (os.sep in name or name in (".", "..")):
+        doc.error("name", f"{name!r} is used as a directory name: no slashes")
+    game = reader.get(
+        data, "", "game", lambda v: v in GAMES, f"one of {', '.join(GAMES)}", required=True
+    )
+
+    rules = None
+    options = _section(reader, data, "rules")
+    if game is not None:
+        for key, value in options.items():
+            try:
+                Rules.make(game, {key: value})
+            except InvalidRulesError as error:
+                doc.error(f"rules.{key}", str(error))
+        try:
+            rules = Rules.make(game, options)
+        except InvalidRulesError as error:
+            if not any(e for e in doc.errors if "key `rules." in e):
+                doc.error("rules", str(error))
+
+    sizes_raw = reader.get(
+        data,
+        "",
+        "table_size",
+        lambda v: _is_pos_int(v) or (isinstance(v, list) and v and all(_is_pos_int(x) for x in v)),
+        "a number of players, or a list of them",
+        required=True,
+    )
+    table_sizes: tuple[int, ...] = ()
+    if sizes_raw is not None:
+        table_sizes = tuple(sorted(set([sizes_raw] if _is_int(sizes_raw) else sizes_raw)))
+        if game is not None:
+            low, high = PLAYER_RANGE[game]
+            for size in table_sizes:
+                if not low <= size <= high:
+                    doc.error(
+                        "table_size", f"{game} is played by {low} to {high} players, not {size}"
+                    )
+
+    bots: list[BotEntry] = []
+    fingerprints: dict[str, str] = {}
+    bots_raw = reader.get(
+        data, "", "bots", lambda v: isinstance(v, list) and v, "a list of bots", required=True
+    )
+    seen: dict[str, int] = {}
+    for index, item in enumerate(bots_raw or []):
+        entry, fingerprint = _bot(reader, item, f"bots[{index}]", base)
+        name_of = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name_of, str):
+            if name_of in seen:
+                doc.error(f"bots[{index}].name", f"duplicate bot name {name_of!r}")
+            seen.setdefault(name_of, index)
+            fingerprints[name_of] = fingerprint
+        if entry is not None:
+            bots.append(entry)
+    pool = len(bots_raw or [])
+
+    sched = _section(reader, data, "schedule")
+    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates"))
+    stype = reader.get(
+        sched,
+        "schedule",
+        "type",
+        lambda v: v in SCHEDULE_TYPES,
+        f"one of {', '.join(SCHEDULE_TYPES)}",
+        default="round-robin",
+    )
+    repeats = reader.get(sched, "schedule", "repeats", _is_pos_int, "a positive integer", 1)
+    per_table = reader.get(
+        sched, "schedule", "games_per_table", _is_pos_int, "a positive integer", 1
+    )
+    candidates = reader.get(
+        sched,
+        "schedule",
+        "candidates",
+        lambda v: isinstance(v, list) and all(_is_str(x) for x in v),
+        "a list of bot names",
+        [],
+    )
+    if stype == "gauntlet":
+        if not candidates:
+            doc.error("schedule", "a gauntlet needs `candidates` (names of the bots tested)")
+        for index, candidate in enumerate(candidates):
+            if candidate not in seen:
+                doc.error(f"schedule.candidates[{index}]", f"no bot named {candidate!r}")
+        if len(set(candidates)) != len(candidates):
+            doc.error("schedule.candidates", "a candidate is listed twice")
+        field = pool - len(set(candidates))
+        for size in table_sizes:
+            if bots_raw and candidates and size - 1 > field:
+                doc.error(
+                    "table_size",
+                    f"a gauntlet table of {size} needs {size - 1} field bots; "
+                    f"there are {field} besides the candidates",
+                )
+    else:
+        if candidates:
+            doc.error("schedule.candidates", "only a gauntlet has candidates")
+        for size in table_sizes:
+            if bots_raw and size > pool:
+                doc.error("table_size", f"a table of {size} needs {size} bots; there are {pool}")
+
+    tc = _section(reader, data, "time_control")
+    reader.keys(tc, "time_control", ("move_seconds", "bank_seconds", "start_seconds"))
+    default_tc = TimeControl()
+    time_control = TimeControl(
+        move_seconds=float(
+            reader.get(
+                tc,
+                "time_control",
+                "move_seconds",
+                _is_pos_number,
+                "a positive number of seconds",
+                default_tc.move_seconds,
+            )
+        ),
+        bank_seconds=float(
+            reader.get(
+                tc,
+                "time_control",
+                "bank_seconds",
+                lambda v: _is_pos_number(v) or v == 0,
+                "a number of seconds, 0 or more",
+                default_tc.bank_seconds,
+            )
+        ),
+        start_seconds=float(
+            reader.get(
+                tc,
+                "time_control",
+                "start_seconds",
+                _is_pos_number,
+                "a positive number of seconds",
+                default_tc.start_seconds,
+            )
+        ),
+    )
+
+    sb = _section(reader, data, "sandbox")
+    reader.keys(sb, "sandbox", ("mode", *LIMIT_KEYS))
+    mode = reader.get(
+        sb, "sandbox", "mode", lambda v: v in SANDBOX_MODES, f"one of {', '.join(SANDBOX_MODES)}"
+    )
+    sandbox = SandboxSettings(
+        mode=mode or "bwrap",
+        limits=_limits(reader, {k: v for k, v in sb.items() if k != "mode"}, "sandbox"),
+    )
+
+    rt = _section(reader, data, "ratings")
+    reader.keys(rt, "ratings", ("fault_ranks_last", "draw_probability"))
+    ratings = RatingsConfig(
+        fault_ranks_last=reader.get(
+            rt, "ratings", "fault_ranks_last", lambda v: isinstance(v, bool), "true or false", True
+        ),
+        draw_probability=reader.get(
+            rt,
+            "ratings",
+            "draw_probability",
+            lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1,
+            "a probability strictly between 0 and 1",
+        ),
+    )
+
+    workers = reader.get(data, "", "workers", _is_pos_int, "a positive integer", None)
+    output_raw = reader.get(data, "", "output", _is_str, "a directory")
+    seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", 0)
+    replays = reader.get(data, "", "replays", lambda v: isinstance(v, bool), "true or false", False)
+
+    if doc.errors:
+        raise ConfigError(source, doc.errors)
+    assert name is not None and rules is not None
+    default_output = out_base / "out" / name
+    output = (base / output_raw).resolve() if output_raw is not None else default_output
+    decisive = {k: v for k, v in data.items() if k not in ("workers", "output")}
+    decisive["_bot_files"] = fingerprints
+    digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
+        :16
+    ]
+    return TourneyConfig(
+        name=name,
+        rules=rules,
+        table_sizes=table_sizes,
+        bots=tuple(bots),
+        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates)),
+        time_control=time_control,
+        sandbox=sandbox,
+        ratings=ratings,
+        workers=workers or os.cpu_count() or 1,
+        output=str(output),
+        seed=seed,
+        replays=replays,
+        source=source,
+        digest=digest,
+        document=data,
+    )
+
+
+def load_config(path: str | os.PathLike[str]) -> TourneyConfig:
+    """Read and validate the configuration file at ``path``."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(str(path), [f"{path}: cannot read: {error.strerror}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), [f"{path}: not a UTF-8 text file"]) from None
+    return load_config_text(text, source=str(path), base_dir=file.resolve().parent)
+
+
+def example_bots_dir() -> Path:
+    """The directory of the installed example bots."""
+    from .. import example_bots
+
+    return Path(example_bots.__file__).resolve().parent
+
+
+def demo_config(output_base: str | os.PathLike[str] = ".") -> TourneyConfig:
+    """The embedded quickstart, its bots taken from the installed example bots."""
+    return load_config_text(
+        DEMO_CONFIG, source="<demo>", base_dir=example_bots_dir(), output_base=output_base
+    )

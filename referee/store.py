@@ -1,0 +1,450 @@
+"""The tournament database: one SQLite file (WAL) in the output directory.
+
+Tables: ``meta`` (schema version, config JSON and digest, seed), ``matches`` (one row per
+scheduled match: bots, games, status ``pending`` / ``running`` / ``done``), ``games`` (one row per
+finished game, keyed by its canonical index), ``faults`` (one row per fault), ``logs`` (each
+bot's truncated output per match). Each game is committed as soon as it is written, so a kill
+at any moment leaves the database consistent: at worst a match is ``running`` with some of its
+games, and :meth:`Store.start_match` clears them before the match is played again.
+
+Only the referee's parent process writes; readers (``publish``) may read while it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .records import Fault, FaultStatus, GameRecord
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DB_NAME",
+    "StoreError",
+    "Store",
+    "StoredGame",
+    "BotAggregate",
+    "aggregate",
+]
+
+SCHEMA_VERSION = 1
+DB_NAME = "tournament.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS matches (
+    match_index INTEGER PRIMARY KEY,
+    match_id TEXT NOT NULL UNIQUE,
+    bots TEXT NOT NULL,
+    first_game INTEGER NOT NULL,
+    games INTEGER NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    started REAL,
+    finished REAL
+);
+CREATE TABLE IF NOT EXISTS games (
+    canonical_index INTEGER PRIMARY KEY,
+    match_index INTEGER NOT NULL REFERENCES matches(match_index),
+    match_id TEXT NOT NULL,
+    game_index INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    seats TEXT NOT NULL,
+    totals TEXT NOT NULL,
+    ranks TEXT NOT NULL,
+    stats TEXT NOT NULL,
+    faults TEXT NOT NULL,
+    replay_path TEXT,
+    seconds REAL NOT NULL,
+    finished REAL NOT NULL,
+    UNIQUE (match_index, game_index)
+);
+CREATE TABLE IF NOT EXISTS faults (
+    canonical_index INTEGER NOT NULL REFERENCES games(canonical_index),
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    status TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS faults_game ON faults(canonical_index);
+CREATE TABLE IF NOT EXISTS logs (
+    match_index INTEGER NOT NULL REFERENCES matches(match_index),
+    bot TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (match_index, bot)
+);
+"""
+
+
+class StoreError(Exception):
+    """A database that does not belong to this tournament, or of another schema version."""
+
+
+@attrs.frozen
+class StoredGame:
+    canonical_index: int
+    match_index: int
+    record: GameRecord
+
+
+@attrs.frozen
+class BotAggregate:
+    """What a bot did over its finished games."""
+
+    name: str
+    games: int = 0
+    points: int = 0
+    rounds: int = 0
+    wins: int = 0  # games ranked first (shared firsts count)
+    ranks: tuple[tuple[int, int], ...] = ()  # (rank, games)
+    faults: tuple[tuple[str, int], ...] = ()  # (status, count)
+    faulted_games: int = 0
+    counts: tuple[tuple[str, int], ...] = ()  # summed raw per-seat statistics
+
+    @property
+    def points_per_game(self) -> float | None:
+        return self.points / self.games if self.games else None
+
+    @property
+    def points_per_round(self) -> float | None:
+        return self.points / self.rounds if self.rounds else None
+
+    def count(self, key: str) -> int:
+        return dict(self.counts).get(key, 0)
+
+    def rates(self) -> dict[str, float | None]:
+        """The BGA per-player rates: zero-bid, top-bid, bid-fill, overflow, underfill."""
+        counts = dict(self.counts)
+        bids = counts.get("bids", 0)
+        return {
+            f"{name}_rate": (counts.get(key, 0) / bids if bids else None)
+            for name, key in (
+                ("zero_bid", "zero_bids"),
+                ("top_bid", "top_bids"),
+                ("bid_fill", "bids_made"),
+                ("overflow", "overflows"),
+                ("underfill", "underfills"),
+            )
+        }
+
+
+def _fault_json(fault: Fault) -> dict[str, Any]:
+    return {"seat": fault.seat, "status": fault.status.value, "detail": fault.detail}
+
+
+def _record_from_row(row: sqlite3.Row) -> GameRecord:
+    return GameRecord(
+        match_id=row["match_id"],
+        game_index=row["game_index"],
+        seed=row["seed"],
+        seats=tuple(json.loads(row["seats"])),
+        totals=tuple(json.loads(row["totals"])),
+        ranks=tuple(json.loads(row["ranks"])),
+        faults=tuple(
+            Fault(item["seat"], FaultStatus(item["status"]), item["detail"])
+            for item in json.loads(row["faults"])
+        ),
+        stats=json.loads(row["stats"]),
+        replay_path=row["replay_path"],
+        seconds=row["seconds"],
+    )
+
+
+class Store:
+    """A tournament's database. Open with :meth:`open`; use as a context manager."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.db = connection
+        self.path = path
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike[str], *, create: bool = True) -> Store:
+        """Open (and with ``create``, create) the database in ``directory``."""
+        folder = Path(directory)
+        path = folder / DB_NAME
+        if not create and not path.exists():
+            raise StoreError(f"{folder}: no tournament database ({DB_NAME}) there")
+        folder.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.executescript(_SCHEMA)
+        version = connection.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if version is None:
+            connection.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif int(version[0]) != SCHEMA_VERSION:
+            connection.close()
+            raise StoreError(
+                f"{path}: schema version {version[0]}, this referee reads {SCHEMA_VERSION}"
+            )
+        return cls(connection, path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the tournament
+
+    def meta(self) -> dict[str, str]:
+        return {row["key"]: row["value"] for row in self.db.execute("SELECT * FROM meta")}
+
+    @property
+    def digest(self) -> str | None:
+        return self.meta().get("config_digest")
+
+    def setup(
+        self,
+        *,
+        digest: str,
+        config: Mapping[str, Any],
+        seed: int,
+        matches: Iterable[tuple[int, str, Sequence[str], int, int]],
+    ) -> bool:
+        """Record the tournament and its matches (index, id, bot names, first game, games).
+
+        Returns True for a new tournament, False when the database already holds this one
+        (same ``digest``); raises :class:`StoreError` when it holds another.
+        """
+        existing = self.digest
+        if existing is not None:
+            if existing != digest:
+                raise StoreError(
+                    f"{self.path} holds another tournament (config digest {existing}, "
+                    f"this one is {digest})"
+                )
+            return False
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [
+                    ("config_digest", digest),
+                    ("config", json.dumps(config, sort_keys=True, default=str)),
+                    ("seed", str(seed)),
+                    ("created", str(time.time())),
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO matches (match_index, match_id, bots, first_game, games) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (index, match_id, json.dumps(list(bots)), first, games)
+                    for index, match_id, bots, first, games in matches
+                ],
+            )
+        return True
+
+    def transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    # -- matches
+
+    def match_status(self) -> dict[int, str]:
+        rows = self.db.execute("SELECT match_index, status FROM matches ORDER BY match_index")
+        return {row[0]: row[1] for row in rows}
+
+    def unfinished_matches(self) -> list[int]:
+        rows = self.db.execute(
+            "SELECT match_index FROM matches WHERE status != 'done' ORDER BY match_index"
+        )
+        return [row[0] for row in rows]
+
+    def start_match(self, match_index: int) -> None:
+        """Mark a match running, discarding whatever a previous, interrupted run left of it."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM faults WHERE canonical_index IN "
+                "(SELECT canonical_index FROM games WHERE match_index = ?)",
+                (match_index,),
+            )
+            self.db.execute("DELETE FROM games WHERE match_index = ?", (match_index,))
+            self.db.execute("DELETE FROM logs WHERE match_index = ?", (match_index,))
+            self.db.execute(
+                "UPDATE matches SET status='running', started=?, finished=NULL "
+                "WHERE match_index = ?",
+                (time.time(), match_index),
+            )
+
+    def add_game(self, canonical_index: int, match_index: int, record: GameRecord) -> bool:
+        """Write one finished game (committed at once); False if it was already there."""
+        with self.transaction():
+            cursor = self.db.execute(
+                "INSERT OR IGNORE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    canonical_index,
+                    match_index,
+                    record.match_id,
+                    record.game_index,
+                    record.seed,
+                    json.dumps(list(record.seats)),
+                    json.dumps(list(record.totals)),
+                    json.dumps(list(record.ranks)),
+                    json.dumps(record.stats, sort_keys=True, default=str),
+                    json.dumps([_fault_json(fault) for fault in record.faults]),
+                    record.replay_path,
+                    record.seconds,
+                    time.time(),
+                ),
+            )
+            if cursor.rowcount == 0:
+                return False
+            self.db.executemany(
+                "INSERT INTO faults VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        canonical_index,
+                        fault.seat,
+                        record.seats[fault.seat] if 0 <= fault.seat < len(record.seats) else "?",
+                        fault.status.value,
+                        fault.detail,
+                    )
+                    for fault in record.faults
+                ],
+            )
+        return True
+
+    def finish_match(self, match_index: int, logs: Mapping[str, str] | None = None) -> None:
+        """Mark a match done (after all its games are written) and keep its bots' logs."""
+        with self.transaction():
+            written, expected = self.db.execute(
+                "SELECT (SELECT COUNT(*) FROM games WHERE match_index = ?), games "
+                "FROM matches WHERE match_index = ?",
+                (match_index, match_index),
+            ).fetchone()
+            if written != expected:
+                raise StoreError(
+                    f"match {match_index}: {written} of its {expected} games written; "
+                    "cannot mark it done"
+                )
+            self.db.executemany(
+                "INSERT OR REPLACE INTO logs VALUES (?, ?, ?)",
+                [(match_index, bot, str(text)) for bot, text in (logs or {}).items()],
+            )
+            self.db.execute(
+                "UPDATE matches SET status='done', finished=? WHERE match_index = ?",
+                (time.time(), match_index),
+            )
+
+    # -- queries
+
+    def games(self, *, after: int = -1, finished_matches_only: bool = False) -> list[StoredGame]:
+        """Finished games in canonical order (those with canonical index > ``after``)."""
+        query = "SELECT g.* FROM games g"
+        if finished_matches_only:
+            query += " JOIN matches m USING (match_index) WHERE m.status = 'done' AND"
+        else:
+            query += " WHERE"
+        query += " g.canonical_index > ? ORDER BY g.canonical_index"
+        return [
+            StoredGame(row["canonical_index"], row["match_index"], _record_from_row(row))
+            for row in self.db.execute(query, (after,))
+        ]
+
+    def iter_records(self) -> Iterator[GameRecord]:
+        for stored in self.games():
+            yield stored.record
+
+    def game_count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    def logs(self, match_index: int) -> dict[str, str]:
+        rows = self.db.execute("SELECT bot, text FROM logs WHERE match_index = ?", (match_index,))
+        return {row[0]: row[1] for row in rows}
+
+    def faults_by_status(self) -> dict[str, dict[str, int]]:
+        """bot -> fault status -> count."""
+        result: dict[str, dict[str, int]] = defaultdict(dict)
+        for bot, status, count in self.db.execute(
+            "SELECT bot, status, COUNT(*) FROM faults GROUP BY bot, status ORDER BY bot, status"
+        ):
+            result[bot][status] = count
+        return dict(result)
+
+    def bot_aggregates(self, names: Iterable[str] = ()) -> dict[str, BotAggregate]:
+        """Per-bot aggregates over every finished game."""
+        return aggregate((stored.record for stored in self.games()), names)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        if kind is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")
+
+
+def _seat_counts(stats: Mapping[str, Any], seat: int) -> dict[str, int]:
+    """The raw per-seat counts of a game's statistics (see ``stats.game_statistics``)."""
+    players = stats.get("players")
+    if isinstance(players, list) and seat < len(players) and isinstance(players[seat], dict):
+        return {
+            key: value
+            for key, value in players[seat].items()
+            if isinstance(value, int) and not isinstance(value, bool)
+        }
+    return {}
+
+
+def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[str, BotAggregate]:
+    """Per-bot aggregates of ``records``; ``names`` lists bots to include even without games."""
+    games: Counter[str] = Counter()
+    points: Counter[str] = Counter()
+    rounds: Counter[str] = Counter()
+    wins: Counter[str] = Counter()
+    faulted: Counter[str] = Counter()
+    ranks: dict[str, Counter[int]] = defaultdict(Counter)
+    faults: dict[str, Counter[str]] = defaultdict(Counter)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    order = list(dict.fromkeys(names))
+    for record in records:
+        game_rounds = record.stats.get("rounds", 0) if isinstance(record.stats, dict) else 0
+        faulted_seats = {fault.seat for fault in record.faults}
+        for fault in record.faults:
+            if 0 <= fault.seat < len(record.seats):
+                faults[record.seats[fault.seat]][fault.status.value] += 1
+        for seat, name in enumerate(record.seats):
+            if name not in order:
+                order.append(name)
+            games[name] += 1
+            points[name] += record.totals[seat]
+            rounds[name] += int(game_rounds or 0)
+            ranks[name][record.ranks[seat]] += 1
+            wins[name] += record.ranks[seat] == 1
+            faulted[name] += seat in faulted_seats
+            counts[name].update(_seat_counts(record.stats, seat))
+    return {
+        name: BotAggregate(
+            name=name,
+            games=games[name],
+            points=points[name],
+            rounds=rounds[name],
+            wins=wins[name],
+            ranks=tuple(sorted(ranks[name].items())),
+            faults=tuple(sorted(faults[name].items())),
+            faulted_games=faulted[name],
+            counts=tuple(sorted(counts[name].items())),
+        )
+        for name in order
+    }
