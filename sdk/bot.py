@@ -1,0 +1,449 @@
+"""The bot base class, the runner that speaks the wire protocol, and an in-process table.
+
+A bot subclasses :class:`Bot` and overrides ``choose_pass``, ``choose_bid`` and
+``choose_play`` (each defaults to a uniformly random legal move). :func:`run` connects it to
+the referee (``OHSEVEN_ENDPOINT``/``OHSEVEN_SECRET``) and serves requests until ``shutdown``.
+:func:`local_game` plays bot objects against each other in-process on the referee's own rules
+engine: no sockets, no processes, the same events and requests a real referee sends.
+
+Two safety nets, both reported on stderr (the referee cannot tell them apart from a normal
+move):
+
+- an exception raised by the bot's code is printed with its traceback, and a random legal
+  move is sent instead;
+- an answer that is not legal (a card not held, a bid out of range, a pass of the wrong size)
+  is reported with the legal moves, and a random legal move is sent instead.
+
+Sending the illegal move would only earn an ``illegal`` fault, after which the referee plays a
+random legal move anyway, and enough faults get a bot dropped from the match. Pass
+``strict=True`` to :func:`local_game` (or set ``OHSEVEN_STRICT=1``) to raise instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import random
+import signal
+import sys
+import traceback
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .view import View
+
+__all__ = [
+    "Bot",
+    "Driver",
+    "BotAnswerError",
+    "run",
+    "local_game",
+    "local_match",
+    "PROTOCOL_VERSION",
+]
+
+PROTOCOL_VERSION = 1
+IDLE_SECONDS = 300.0  # no message from the referee for this long: it is gone, exit
+
+
+class BotAnswerError(ValueError):
+    """A bot's answer that is not one of the legal moves of its request (strict mode)."""
+
+
+class Bot:
+    """Base class of a bot. Override the ``choose_*`` methods; the hooks are optional.
+
+    ``self.rng`` is a :class:`random.Random` seeded from ``seed`` (``None``: from the OS).
+    """
+
+    #: the label sent in ``hello`` (the module's ``BOT_NAME`` is a good value)
+    name = "ohseven-bot"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    # -- decisions
+
+    def choose_pass(self, view: View, count: int) -> list[str]:
+        """The ``count`` cards of ``view.hand`` to pass (default: random)."""
+        return self.rng.sample(view.legal, count)
+
+    def choose_bid(self, view: View) -> str | int:
+        """Oh-Seven: a card of ``view.legal``; Oh Hell: a number of tricks (default: random)."""
+        return self.rng.choice(view.legal)
+
+    def choose_play(self, view: View) -> str:
+        """A card of ``view.legal`` (default: random)."""
+        return self.rng.choice(view.legal)
+
+    # -- hooks
+
+    def on_game_start(self, view: View) -> None:
+        """A new game starts (``view`` holds its game, rules, players and seat)."""
+
+    def on_event(self, view: View, event: Mapping[str, Any]) -> None:
+        """Any event, after the view applied it."""
+
+    def on_trick(self, view: View, trick: Mapping[str, Any]) -> None:
+        """A trick is complete."""
+
+    def on_round_end(self, view: View, score: Mapping[str, Any]) -> None:
+        """A round is scored."""
+
+    def on_game_over(self, view: View, event: Mapping[str, Any]) -> None:
+        """The game is over (``event`` has ``totals`` and ``ranks``)."""
+
+
+def _warn(message: str) -> None:
+    print(f"ohseven-sdk: {message}", file=sys.stderr, flush=True)
+
+
+class Driver:
+    """Feeds one bot: folds events into its view, calls its hooks, answers requests."""
+
+    def __init__(self, bot: Bot, *, strict: bool = False, rng: random.Random | None = None):
+        self.bot = bot
+        self.view = View()
+        self.strict = strict
+        self.rng = rng or random.Random()
+        self.errors = 0  # answers replaced by a random legal move
+
+    def feed(self, events: Sequence[Mapping[str, Any]]) -> None:
+        """Apply ``events`` to the view and call the bot's hooks."""
+        bot, view = self.bot, self.view
+        for event in events:
+            view.apply(event)
+            kind = event["type"]
+            self._hook(bot.on_event, view, event)
+            if kind == "game":
+                self._hook(bot.on_game_start, view)
+            elif kind == "trick":
+                self._hook(bot.on_trick, view, event)
+            elif kind == "score":
+                self._hook(bot.on_round_end, view, event)
+            elif kind == "game_over":
+                self._hook(bot.on_game_over, view, event)
+
+    def _hook(self, hook: Callable[..., Any], *args: Any) -> None:
+        try:
+            hook(*args)
+        except Exception:
+            if self.strict:
+                raise
+            _warn(f"{hook.__name__} raised; ignored:\n{traceback.format_exc()}")
+
+    def decide(self, request: Mapping[str, Any]) -> Any:
+        """The move (wire value) answering ``request``: always legal unless strict."""
+        self.feed(request.get("events") or ())
+        view = self.view
+        view.set_request(request)
+        kind = view.kind
+        try:
+            if kind == "pass":
+                answer: Any = self.bot.choose_pass(view, view.count)
+            elif kind == "bid":
+                answer = self.bot.choose_bid(view)
+            elif kind == "play":
+                answer = self.bot.choose_play(view)
+            else:
+                raise BotAnswerError(f"unknown request kind {kind!r}")
+        except BotAnswerError:
+            raise
+        except Exception:
+            if self.strict:
+                raise
+            self.errors += 1
+            _warn(
+                f"choose_{kind} raised; sending a random legal move instead:\n"
+                f"{traceback.format_exc()}"
+            )
+            return self._random(view)
+        move = _normalise(kind, answer, view)
+        if move is None:
+            message = (
+                f"choose_{kind} returned {answer!r}, which is not legal "
+                f"(legal: {view.legal}{f', count {view.count}' if kind == 'pass' else ''})"
+            )
+            if self.strict:
+                raise BotAnswerError(message)
+            self.errors += 1
+            _warn(message + "; sending a random legal move instead")
+            return self._random(view)
+        return move
+
+    def _random(self, view: View) -> Any:
+        if view.kind == "pass":
+            return self.rng.sample(view.legal, view.count)
+        return self.rng.choice(view.legal)
+
+
+def _normalise(kind: str | None, answer: Any, view: View) -> Any:
+    """``answer`` as a wire value if it is legal, else ``None``."""
+    legal = view.legal
+    if kind == "pass":
+        if isinstance(answer, str) or not isinstance(answer, Sequence):
+            return None
+        cards = list(answer)
+        if len(cards) != view.count or any(not isinstance(c, str) for c in cards):
+            return None
+        if Counter(cards) - Counter(legal):
+            return None
+        return cards
+    if isinstance(answer, bool):
+        return None
+    if not isinstance(answer, str):
+        try:
+            if int(answer) == answer:
+                answer = int(answer)  # numpy integers and the like
+        except (TypeError, ValueError):
+            return None
+    return answer if answer in legal else None
+
+
+# --------------------------------------------------------------------------- the wire
+
+
+def _serve(bot: Bot, endpoint: str, secret: str, idle_seconds: float) -> int:
+    import msgpack
+    import zmq
+
+    driver = Driver(bot, strict=os.environ.get("OHSEVEN_STRICT") == "1")
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 1000)
+    sock.connect(endpoint)
+
+    def send(message: dict[str, Any]) -> None:
+        sock.send(msgpack.packb(message, use_bin_type=True))
+
+    label = str(getattr(bot, "name", "") or type(bot).__name__)[:64]
+    send({"type": "hello", "protocol": PROTOCOL_VERSION, "secret": secret, "bot": label})
+    try:
+        while True:
+            if not sock.poll(int(idle_seconds * 1000)):
+                _warn(f"no message from the referee for {idle_seconds:.0f} s; exiting")
+                return 1
+            try:
+                message = msgpack.unpackb(sock.recv(), raw=False)
+            except Exception as error:  # noqa: BLE001 - a bad frame from the referee
+                _warn(f"ignoring an undecodable message from the referee: {error}")
+                continue
+            if not isinstance(message, dict):
+                _warn(f"ignoring a message that is not a map: {message!r}")
+                continue
+            kind = message.get("type")
+            if kind == "request":
+                move = driver.decide(message)
+                send({"type": "move", "id": message["id"], "move": move})
+            elif kind == "events":
+                driver.feed(message.get("events") or ())
+            elif kind == "shutdown":
+                return 0
+            elif kind == "error":
+                _warn(f"the referee refused this bot: {message.get('reason')}")
+                return 1
+            elif kind != "welcome":
+                _warn(f"ignoring a message of unknown type {kind!r}")
+    finally:
+        sock.close()
+        context.term()
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
+def run(
+    bot_class: Callable[[], Bot],
+    argv: Sequence[str] | None = None,
+    *,
+    idle_seconds: float = IDLE_SECONDS,
+) -> None:
+    """Run a bot: under the referee (environment set), or locally with ``--local``.
+
+    Exits the process with status 0 after ``shutdown``.
+    """
+    name = getattr(bot_class, "name", None) or getattr(bot_class, "__name__", "bot")
+    parser = argparse.ArgumentParser(
+        description=(
+            f"The Oh-Seven / Oh Hell bot {name!r}. Under ohseven-referee it is started with "
+            "OHSEVEN_ENDPOINT and OHSEVEN_SECRET set and needs no arguments. "
+            "With --local it plays in-process games against example bots and prints the totals."
+        )
+    )
+    parser.add_argument("--local", action="store_true", help="play local games and print totals")
+    parser.add_argument("--game", default="oh-seven", choices=["oh-seven", "oh-hell"])
+    parser.add_argument("--players", type=int, default=4, help="players at the table (default 4)")
+    parser.add_argument("--games", type=int, default=1, help="games to play (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first game (default 0)")
+    parser.add_argument(
+        "--against",
+        default="random",
+        help="opponents: random, heuristic or montecarlo (the example bots; default random)",
+    )
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="KEY=VALUE", help="a rule option"
+    )
+    args = parser.parse_args(argv)
+    if args.local:
+        try:
+            opponent = _example_bot(args.against)
+        except ValueError as error:
+            parser.error(str(error))
+        players = [bot_class] + [opponent] * (args.players - 1)
+        try:
+            totals = local_match(
+                players, games=args.games, game=args.game, seed=args.seed, options=args.rule
+            )
+        except ValueError as error:  # invalid rules or player count
+            parser.error(str(error))
+        labels = [f"{name} (you)"] + [f"{args.against} {i}" for i in range(1, args.players)]
+        for label, total in zip(labels, totals, strict=True):
+            print(f"{label:>24}: {total}")
+        sys.exit(0)
+    endpoint = os.environ.get("OHSEVEN_ENDPOINT")
+    secret = os.environ.get("OHSEVEN_SECRET")
+    if not endpoint or secret is None:
+        parser.error(
+            "OHSEVEN_ENDPOINT and OHSEVEN_SECRET are not set: this bot is meant to be started "
+            "by ohseven-referee (or try --local)"
+        )
+    signal.signal(signal.SIGTERM, _sigterm)
+    sys.exit(_serve(bot_class(), endpoint, secret, idle_seconds))
+
+
+def _example_bot(name: str) -> Callable[[], Bot]:
+    if name == "random":
+        return Bot
+    if name not in ("heuristic", "montecarlo"):
+        raise ValueError(f"--against {name!r}: expected random, heuristic or montecarlo")
+    module = importlib.import_module(f"ohseven.example_bots.{name}_bot")
+    return module.BOT_CLASS
+
+
+# --------------------------------------------------------------------------- in-process table
+
+
+def local_game(
+    bots: Sequence[Bot],
+    *,
+    game: str = "oh-seven",
+    seed: int = 0,
+    options: Mapping[str, object] | Sequence[str] | None = None,
+    index: int = 0,
+    strict: bool = True,
+    time_ms: int = 1000,
+    **table: Any,
+) -> Any:
+    """Play one game of ``bots`` (one per seat, in seat order) on the rules engine.
+
+    Each bot sees exactly the events and requests the referee would send its seat. Returns the
+    engine's :class:`~ohseven.referee.rules.GameResult`. With ``strict`` an exception or an
+    illegal answer of a bot propagates (:class:`BotAnswerError`); without it the runner's safety
+    nets apply. ``table`` goes to :func:`~ohseven.referee.rules.new_game` (e.g. ``ranks``).
+    """
+    from ..referee.rules import OH_SEVEN, Phase, new_game
+
+    players = len(bots)
+    engine = new_game(game, players, seed, options, **table)
+    deck = engine.deck
+    names = deck.names
+    drivers = [Driver(bot, strict=strict, rng=random.Random(seed * 1000 + s)) for s, bot in
+               enumerate(bots)]
+    pending: list[list[dict[str, Any]]] = [
+        [
+            {
+                "type": "game",
+                "index": index,
+                "game": engine.rules.game,
+                "rules": engine.rules.as_dict(),
+                "players": players,
+                "seat": s,
+                "rounds": engine.rounds,
+            }
+        ]
+        for s in range(players)
+    ]
+    cursor = 0
+    request_id = 0
+
+    def flush() -> None:
+        nonlocal cursor
+        for event in engine.events[cursor:]:
+            to = event.get("to")
+            if to is None:
+                for box in pending:
+                    box.append(event)
+            else:
+                pending[to].append({k: v for k, v in event.items() if k != "to"})
+        cursor = len(engine.events)
+
+    oh_seven = engine.rules.game == OH_SEVEN
+    while not engine.is_over:
+        flush()
+        seat = engine.to_act[0]
+        phase = engine.phase
+        count = 0
+        if phase is Phase.PASS:
+            kind = "pass"
+            count = engine.pass_count()  # type: ignore[attr-defined]
+            legal: list[Any] = [names[c] for c in engine.hands[seat]]
+        elif phase is Phase.BID:
+            kind = "bid"
+            moves = engine.legal_moves(seat)
+            legal = [names[c] for c in moves] if oh_seven else list(moves)
+        else:
+            kind = "play"
+            legal = [names[c] for c in engine.legal_moves(seat)]
+        request_id += 1
+        request = {
+            "type": "request",
+            "id": request_id,
+            "kind": kind,
+            "events": pending[seat],
+            "legal": legal,
+            "count": count,
+            "time_ms": time_ms,
+            "bank_ms": 10 * time_ms,
+        }
+        pending[seat] = []
+        move = drivers[seat].decide(request)
+        if kind == "pass":
+            engine.push(seat, tuple(deck.parse(c) for c in move))
+        elif kind == "bid" and not oh_seven:
+            engine.push(seat, int(move))
+        else:
+            engine.push(seat, deck.parse(move))
+    flush()
+    for seat, driver in enumerate(drivers):
+        driver.feed(pending[seat])
+    return engine.result()
+
+
+def local_match(
+    bot_classes: Sequence[Callable[[], Bot]],
+    *,
+    games: int,
+    game: str = "oh-seven",
+    seed: int = 0,
+    options: Mapping[str, object] | Sequence[str] | None = None,
+    rotate: bool = True,
+) -> list[int]:
+    """Play ``games`` local games of fresh ``bot_classes`` instances; total score per class.
+
+    With ``rotate`` the seats turn by one each game, so every bot sits everywhere.
+    """
+    n = len(bot_classes)
+    totals = [0] * n
+    bots = [cls() for cls in bot_classes]
+    for g in range(games):
+        shift = g % n if rotate else 0
+        order = [(i + shift) % n for i in range(n)]  # seat -> bot index
+        result = local_game(
+            [bots[i] for i in order], game=game, seed=seed + g, options=options, index=g
+        )
+        for seat, i in enumerate(order):
+            totals[i] += result.totals[seat]
+    return totals
