@@ -1,0 +1,502 @@
+"""Run one table: start the bots, play ``len(spec.seatings)`` games over ZeroMQ, record them.
+
+The referee binds one ``ROUTER`` socket on an ``ipc://`` endpoint in a fresh private directory
+and starts every bot once per match with ``OHSEVEN_ENDPOINT``, ``OHSEVEN_SECRET`` and
+``OHSEVEN_NAME``. A bot's first message must be a hello with its secret: that binds the ZeroMQ
+routing id to the bot, and frames from any other peer are dropped. Then the games: every
+decision is a request with a match-unique id, simultaneous decisions are asked of all seats at
+once, the referee measures time itself, and every fault (see ``FaultStatus``) is recorded and
+answered with a seeded random legal move so the game goes on. Everything is bounded in time:
+a bot that hangs, floods, crashes or lies cannot hang the match.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import zmq
+
+from . import protocol as wire
+from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec
+from .rules import Game, RulesError, new_game
+from .sandbox import BotProcess, BotStartError, SandboxConfig
+
+__all__ = ["play_match", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
+
+#: A bot with this many faults in a match is dropped from it (fallback moves play for it).
+DEFAULT_DROP_AFTER_FAULTS = 10
+SHUTDOWN_SECONDS = 2.0
+_PROCESS_CHECK_SECONDS = 0.05
+
+
+class MatchSpecError(ValueError):
+    """A match spec that cannot be played (seatings, seeds and bots do not agree)."""
+
+
+def _check_spec(spec: MatchSpec) -> None:
+    if not spec.bots:
+        raise MatchSpecError(f"match {spec.match_id}: no bots")
+    if len(spec.seeds) != len(spec.seatings):
+        raise MatchSpecError(
+            f"match {spec.match_id}: {len(spec.seatings)} seatings but {len(spec.seeds)} seeds"
+        )
+    for g, seating in enumerate(spec.seatings):
+        if len(set(seating)) != len(seating) or any(not 0 <= b < len(spec.bots) for b in seating):
+            raise MatchSpecError(
+                f"match {spec.match_id}: seating {g} {seating} must name distinct bots "
+                f"0..{len(spec.bots) - 1}"
+            )
+        try:
+            spec.rules.check_players(len(seating))
+        except RulesError as error:
+            raise MatchSpecError(f"match {spec.match_id}, game {g}: {error}") from None
+
+
+@attrs.define(eq=False)
+class _Bot:
+    index: int
+    spec: BotSpec
+    process: BotProcess | None = None
+    connection: wire.Connection | None = None
+    routing_id: bytes | None = None
+    restarts: int = 0
+    faults: int = 0
+    dropped: bool = False
+    ever_ready: bool = False  # it said hello at least once in this match
+    carry: list[tuple[FaultStatus, str]] = attrs.Factory(list)  # faults for its next game
+    logs: list[str] = attrs.Factory(list)
+    socket_dir: str = ""  # private to this bot; its endpoint is in it
+
+    @property
+    def endpoint(self) -> str:
+        return f"ipc://{self.socket_dir}/referee"
+
+    @property
+    def active(self) -> bool:
+        connection = self.connection
+        return (
+            not self.dropped
+            and connection is not None
+            and connection.state is not wire.State.AWAITING_HELLO
+            and connection.state is not wire.State.CLOSED
+        )
+
+
+class _GameState:
+    """What the referee tracks while one game is played."""
+
+    def __init__(self, index: int, game: Game, seats: list[_Bot], spec: MatchSpec) -> None:
+        self.index = index
+        self.game = game
+        self.seats = seats
+        self.seat_of = {bot.index: seat for seat, bot in enumerate(seats)}
+        self.codec = wire.MoveCodec(game)
+        tc = spec.time_control
+        self.banks = [tc.bank_seconds] * len(seats)
+        self.outstanding: dict[int, wire.Request] = {}
+        self.faults: list[Fault] = []
+        self.rngs: dict[int, random.Random] = {}
+        self.fallback_seed = spec.fallback_seed
+        rules = game.rules.as_dict()
+        self.feeds = [
+            wire.EventFeed(
+                game,
+                seat,
+                prefix=[
+                    {
+                        "type": "game",
+                        "index": index,
+                        "game": game.rules.game,
+                        "rules": rules,
+                        "players": game.players,
+                        "seat": seat,
+                        "rounds": game.rounds,  # type: ignore[attr-defined]
+                    }
+                ],
+            )
+            for seat in range(len(seats))
+        ]
+
+    def fallback(self, seat: int) -> None:
+        rng = self.rngs.get(seat)
+        if rng is None:
+            rng = self.rngs[seat] = random.Random(f"{self.fallback_seed}:{self.index}:{seat}")
+        legal = list(self.game.legal_moves(seat))
+        self.game.push(seat, legal[rng.randrange(len(legal))])
+
+
+class _Referee:
+    def __init__(
+        self,
+        spec: MatchSpec,
+        config: SandboxConfig,
+        max_restarts: int,
+        drop_after_faults: int,
+    ) -> None:
+        self.spec = spec
+        self.config = config
+        self.max_restarts = max_restarts
+        self.drop_after_faults = drop_after_faults
+        self.bots = [_Bot(i, b) for i, b in enumerate(spec.bots)]
+        self.by_rid: dict[bytes, _Bot] = {}
+        self.next_id = 1
+        self.state: _GameState | None = None
+        self.last_check = 0.0
+        # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
+        # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
+        self.socket_dir = tempfile.mkdtemp(prefix="ohseven-")
+        os.chmod(self.socket_dir, 0o711)
+        self.context = zmq.Context()
+        sock = self.context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, wire.MAX_TRANSPORT_FRAME)
+        sock.setsockopt(zmq.RCVHWM, 1000)
+        sock.setsockopt(zmq.SNDHWM, 1000)
+        self.socket = sock
+        for bot in self.bots:
+            bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
+            os.mkdir(bot.socket_dir, 0o700)
+            sock.bind(bot.endpoint)
+
+    # -- processes
+
+    def _launch(self, bots: list[_Bot]) -> None:
+        """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
+        waiting = []
+        for bot in bots:
+            secret = secrets.token_hex(16)
+            bot.connection = wire.Connection(bot.spec.name, secret)
+            env = {
+                "OHSEVEN_ENDPOINT": bot.endpoint,
+                "OHSEVEN_SECRET": secret,
+                "OHSEVEN_NAME": bot.spec.name,
+            }
+            bot.process = BotProcess(
+                list(bot.spec.command),
+                name=bot.spec.name,
+                bot_dir=bot.spec.directory,
+                socket_dir=bot.socket_dir,
+                env=env,
+                config=self.config,
+            )
+            try:
+                bot.process.start()
+            except BotStartError as error:
+                self._lose(bot, FaultStatus.NO_START, str(error))
+                continue
+            waiting.append(bot)
+        deadline = time.monotonic() + self.spec.time_control.start_seconds
+        while True:
+            waiting = [
+                b
+                for b in waiting
+                if b.connection and b.connection.state is wire.State.AWAITING_HELLO
+            ]
+            for bot in waiting:
+                code = bot.process.poll() if bot.process else None
+                if code is not None:
+                    self._lose(bot, FaultStatus.NO_START, f"exited with code {code} before hello")
+            waiting = [b for b in waiting if b.connection is not None]
+            now = time.monotonic()
+            if not waiting or now >= deadline:
+                break
+            self._pump(min(deadline - now, _PROCESS_CHECK_SECONDS))
+        for bot in waiting:
+            self._lose(
+                bot,
+                FaultStatus.NO_START,
+                f"no hello within {self.spec.time_control.start_seconds:g} s",
+            )
+
+    def _lose(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
+        """``bot``'s process is gone (crash or failed start): close and kill it, record why."""
+        if bot.connection is not None:
+            bot.connection.close()
+        bot.connection = None
+        if bot.routing_id is not None:
+            self.by_rid.pop(bot.routing_id, None)
+            bot.routing_id = None
+        self._stop(bot)
+        self._fault(bot, status, detail)
+
+    def _stop(self, bot: _Bot) -> None:
+        if bot.process is not None:
+            bot.process.kill()
+            bot.logs.append(bot.process.log())
+            bot.process = None
+
+    def _fault(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
+        state = self.state
+        seat = state.seat_of.get(bot.index) if state is not None else None
+        if seat is None:
+            bot.carry.append((status, detail))
+        else:
+            state.faults.append(Fault(seat, status, detail))
+            request = state.outstanding.pop(seat, None)
+            if bot.connection is not None:
+                bot.connection.expire()
+            if request is not None and not state.game.is_over and seat in state.game.to_act:
+                state.fallback(seat)
+        if status is FaultStatus.DROPPED:
+            return
+        bot.faults += 1
+        if not bot.dropped and bot.faults >= self.drop_after_faults:
+            self._drop(bot, f"{bot.faults} faults in the match")
+
+    def _drop(self, bot: _Bot, why: str) -> None:
+        bot.dropped = True
+        if bot.connection is not None:
+            bot.connection.close()
+        if bot.routing_id is not None:
+            self.by_rid.pop(bot.routing_id, None)
+        self._stop(bot)
+        self._fault(bot, FaultStatus.DROPPED, why)
+
+    def _check_processes(self) -> None:
+        self.last_check = time.monotonic()
+        for bot in self.bots:
+            if bot.process is not None and bot.active:
+                code = bot.process.poll()
+                if code is not None:
+                    self._lose(bot, FaultStatus.CRASH, f"exited with code {code}")
+
+    # -- messages
+
+    def _pump(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for frames and handle every frame available."""
+        sock = self.socket
+        if not sock.poll(max(0, int(timeout * 1000 + 0.999))):
+            return
+        while True:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                return
+            self._handle(frames)
+
+    def _handle(self, frames: list[bytes]) -> None:
+        rid = frames[0]
+        bot = self.by_rid.get(rid)
+        message = wire.decode(frames[1]) if len(frames) == 2 else None
+        if message is None:
+            message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
+        if bot is None:
+            if type(message) is wire.Hello:
+                self._hello(rid, message)
+            return  # unauthenticated frames are dropped
+        state = self.state
+        result = bot.connection.receive(message, state.codec if state else None)
+        if result is None or type(result) is wire.Late:
+            return
+        if type(result) is wire.Accepted:
+            request = result.request
+            state.outstanding.pop(request.seat, None)
+            bot.connection.answered()
+            over = time.monotonic() - request.sent - self.spec.time_control.move_seconds
+            if over > 0:
+                state.banks[request.seat] = max(0.0, state.banks[request.seat] - over)
+            try:
+                state.game.push(request.seat, result.move)
+            except RulesError as error:  # the codec checked the legal list: should not happen
+                state.faults.append(Fault(request.seat, FaultStatus.ILLEGAL, str(error)))
+                state.fallback(request.seat)
+            return
+        self._fault(bot, result.status, result.detail)
+
+    def _hello(self, rid: bytes, hello: wire.Hello) -> None:
+        for bot in self.bots:
+            connection = bot.connection
+            if (
+                connection is not None
+                and connection.state is wire.State.AWAITING_HELLO
+                and connection.secret == hello.secret
+            ):
+                answer = connection.hello(hello)
+                if answer is None:
+                    self._send(rid, wire.error(f"unsupported protocol {hello.protocol}"))
+                    return
+                bot.routing_id = rid
+                bot.ever_ready = True
+                self.by_rid[rid] = bot
+                self._send(rid, answer)
+                return
+        self._send(rid, wire.error("unknown secret"))
+
+    def _send(self, rid: bytes, frame: bytes) -> None:
+        # a peer that is gone or has a full queue loses the frame and will time out
+        with contextlib.suppress(zmq.ZMQError):
+            self.socket.send_multipart([rid, frame], zmq.NOBLOCK)
+
+    # -- games
+
+    def _prepare(self, seats: list[_Bot]) -> None:
+        """Restart crashed bots of this game within budget; mark the others dropped."""
+        restart = []
+        for bot in seats:
+            if bot.dropped or bot.active:
+                continue
+            if not bot.ever_ready:  # it never started: restarting it would only cost time
+                if not any(status is FaultStatus.NO_START for status, _ in bot.carry):
+                    bot.carry.append((FaultStatus.NO_START, "it never said hello in this match"))
+                continue
+            if bot.restarts >= self.max_restarts:
+                self._drop(bot, f"not running and out of restarts ({self.max_restarts})")
+                continue
+            bot.restarts += 1
+            restart.append(bot)
+        if restart:
+            self._launch(restart)
+
+    def play_game(self, index: int) -> GameRecord:
+        spec = self.spec
+        seats = [self.bots[b] for b in spec.seatings[index]]
+        started = time.monotonic()
+        self.state = None
+        self._prepare(seats)
+        game = new_game(spec.rules, len(seats), spec.seeds[index])
+        state = self.state = _GameState(index, game, seats, spec)
+        for bot in seats:
+            for status, detail in bot.carry:
+                state.faults.append(Fault(state.seat_of[bot.index], status, detail))
+            bot.carry.clear()
+            if bot.dropped:
+                state.faults.append(Fault(state.seat_of[bot.index], FaultStatus.DROPPED, "dropped"))
+        self._loop(state)
+        for seat, bot in enumerate(seats):
+            events = state.feeds[seat].take()
+            if bot.active and events:
+                self._send(bot.routing_id, wire.events_message(events))
+        self.state = None
+        result = game.result()
+        record = GameRecord(
+            match_id=spec.match_id,
+            game_index=index,
+            seed=spec.seeds[index],
+            seats=tuple(bot.spec.name for bot in seats),
+            totals=result.totals,
+            ranks=result.ranks,
+            faults=tuple(state.faults),
+            stats=_statistics(game),
+            seconds=round(time.monotonic() - started, 6),
+        )
+        return record
+
+    def _loop(self, state: _GameState) -> None:
+        game = state.game
+        tc = self.spec.time_control
+        move_seconds = tc.move_seconds
+        outstanding = state.outstanding
+        while not game.is_over:
+            fell_back = False
+            for seat in game.to_act:
+                if seat in outstanding:
+                    continue
+                bot = state.seats[seat]
+                if not bot.active:
+                    state.fallback(seat)
+                    fell_back = True
+                    break
+                now = time.monotonic()
+                legal, count = state.codec.legal_to_wire(seat)
+                bank = state.banks[seat]
+                request = wire.Request(
+                    id=self.next_id,
+                    seat=seat,
+                    kind=game.phase.value,
+                    legal=legal,
+                    count=count,
+                    sent=now,
+                    deadline=now + move_seconds + bank,
+                    bank_ms=int(bank * 1000),
+                    legal_set=frozenset(legal) if count == 0 else frozenset(),
+                )
+                self.next_id += 1
+                outstanding[seat] = request
+                self._send(
+                    bot.routing_id, bot.connection.request(request, state.feeds[seat].take())
+                )
+            if fell_back or not outstanding:
+                continue
+            now = time.monotonic()
+            first = min(r.deadline for r in outstanding.values())
+            wait = min(first - now, self.last_check + _PROCESS_CHECK_SECONDS - now)
+            self._pump(wait)
+            now = time.monotonic()
+            if now >= self.last_check + _PROCESS_CHECK_SECONDS:
+                self._check_processes()
+            for seat, request in list(outstanding.items()):
+                if now >= request.deadline and outstanding.get(seat) is request:
+                    state.banks[seat] = 0.0
+                    self._fault(
+                        state.seats[seat],
+                        FaultStatus.TIMEOUT,
+                        f"no reply to request {request.id} ({request.kind}) "
+                        f"within {(request.deadline - request.sent) * 1000:.0f} ms",
+                    )
+
+    # -- the end
+
+    def close(self) -> dict[str, str]:
+        """Shut every bot down (bounded), kill what is left, return the logs by bot name."""
+        for bot in self.bots:
+            if bot.active:
+                self._send(bot.routing_id, wire.shutdown_message())
+        deadline = time.monotonic() + SHUTDOWN_SECONDS
+        while time.monotonic() < deadline and any(
+            b.process is not None and b.process.poll() is None for b in self.bots
+        ):
+            time.sleep(0.01)
+        for bot in self.bots:
+            self._stop(bot)
+        self.socket.close(0)
+        self.context.term()
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
+        return {bot.spec.name: "\n".join(log for log in bot.logs if log) for bot in self.bots}
+
+
+def _statistics(game: Game) -> dict:
+    try:
+        from .stats import game_statistics
+    except ImportError:
+        return {}
+    return game_statistics(game)
+
+
+def _save_replay(game: Game, record: GameRecord, replay_dir: str) -> str | None:
+    return None
+
+
+def play_match(
+    spec: MatchSpec,
+    *,
+    sandbox: SandboxConfig | None = None,
+    replay_dir: str | None = None,
+    on_game: Callable[[GameRecord], None] | None = None,
+    max_restarts: int = 2,
+    drop_after_faults: int = DEFAULT_DROP_AFTER_FAULTS,
+) -> MatchResult:
+    """Play every game of ``spec`` at one table and return the records, bots' logs included."""
+    _check_spec(spec)
+    config = sandbox if sandbox is not None else SandboxConfig(mode="bwrap")
+    referee = _Referee(spec, config, max_restarts, drop_after_faults)
+    games: list[GameRecord] = []
+    logs: dict[str, Any] = {}
+    try:
+        referee._launch(referee.bots)
+        for index in range(len(spec.seatings)):
+            record = referee.play_game(index)
+            games.append(record)
+            if on_game is not None:
+                on_game(record)
+    finally:
+        logs = referee.close()
+    return MatchResult(spec, tuple(games), logs)

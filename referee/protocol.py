@@ -1,0 +1,432 @@
+"""The referee side of the wire protocol (see ``PROTOCOL.md``): framing, validation, state.
+
+Nothing a bot sends can raise out of this module. :func:`decode` turns every inbound frame into
+either a well-shaped message (:class:`Hello`, :class:`MoveReply`) or an :class:`Invalid` that
+names the fault (``malformed`` for anything that is not a msgpack map of the right shape and
+types). A :class:`Connection` holds the state of one authenticated bot (``AWAITING_HELLO`` ->
+``READY`` <-> ``AWAITING_MOVE`` -> ``CLOSED``) and classifies each message against it: the
+move of the pending request (:class:`Accepted`), a late reply to an expired request
+(:class:`Late`, discarded), or a fault (``protocol``, ``illegal``, ``malformed``).
+
+:class:`MoveCodec` converts between the engine's int moves and their wire form (card names,
+trick counts, lists of card names), and :class:`EventFeed` hands each seat the events it may
+see, in order, with the ``"to"`` key of private events removed.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import msgpack
+
+from .cards import Deck
+from .records import FaultStatus
+from .rules import OH_HELL, Game, Phase
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "MAX_FRAME",
+    "MAX_DEPTH",
+    "MAX_TRANSPORT_FRAME",
+    "State",
+    "Hello",
+    "MoveReply",
+    "Invalid",
+    "Accepted",
+    "Late",
+    "Request",
+    "Connection",
+    "MoveCodec",
+    "EventFeed",
+    "ProtocolStateError",
+    "decode",
+    "encode",
+    "welcome",
+    "error",
+    "events_message",
+    "shutdown_message",
+]
+
+PROTOCOL_VERSION = 1
+#: Largest message a bot may send; larger ones are ``malformed``.
+MAX_FRAME = 64 * 1024
+#: Larger frames make ZeroMQ drop the connection before the referee sees them.
+MAX_TRANSPORT_FRAME = 1024 * 1024
+#: Deepest nesting of maps and lists in a message (the top-level map is level 1).
+MAX_DEPTH = 8
+MAX_LIST = 64  # longest list (or map) in an inbound message
+MAX_LABEL = 64  # longest ``bot`` label in a hello
+MAX_SECRET = 256
+
+_UNPACK_LIMITS = {
+    "raw": False,
+    "strict_map_key": True,
+    "use_list": True,
+    "max_str_len": MAX_FRAME,
+    "max_bin_len": 0,
+    "max_array_len": MAX_LIST,
+    "max_map_len": MAX_LIST,
+    "max_ext_len": 0,
+}
+_PLAIN = (str, int, float, type(None), bool)
+
+
+class State(enum.Enum):
+    AWAITING_HELLO = "awaiting_hello"
+    READY = "ready"
+    AWAITING_MOVE = "awaiting_move"
+    CLOSED = "closed"
+
+
+class ProtocolStateError(RuntimeError):
+    """The referee (not a bot) used a :class:`Connection` in a state that does not allow it."""
+
+    def __init__(self, action: str, connection: Connection) -> None:
+        super().__init__(
+            f"{action} on the connection of {connection.name!r} in state {connection.state.value}"
+        )
+        self.state = connection.state
+
+
+# --------------------------------------------------------------------------- inbound messages
+
+
+@attrs.frozen
+class Hello:
+    protocol: int
+    secret: str
+    bot: str
+
+
+@attrs.frozen
+class MoveReply:
+    id: int
+    move: Any  # the wire move, checked against the request by the connection
+
+
+@attrs.frozen
+class Invalid:
+    """A fault caused by one inbound frame."""
+
+    status: FaultStatus
+    detail: str
+
+
+def _shape_error(value: Any) -> str | None:
+    """Why ``value`` (a decoded message) is not plain nested data, or None."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is dict:
+            if depth > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            for key, sub in item.items():
+                if type(key) is not str:
+                    return f"map key {key!r} is not a string"
+                stack.append((sub, depth + 1))
+        elif type(item) is list:
+            if depth > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            stack.extend((sub, depth + 1) for sub in item)
+        elif not isinstance(item, _PLAIN):
+            return (
+                f"value of type {type(item).__name__} (binary or extension types are not allowed)"
+            )
+    return None
+
+
+def _text(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def decode(frame: bytes) -> Hello | MoveReply | Invalid:
+    """Classify one inbound frame; never raises for any input."""
+    if len(frame) > MAX_FRAME:
+        return Invalid(
+            FaultStatus.MALFORMED, f"a message of {len(frame)} bytes (limit {MAX_FRAME})"
+        )
+    try:
+        message = msgpack.unpackb(frame, **_UNPACK_LIMITS)
+    except Exception as exc:  # msgpack raises many types (ValueError, StackError, ExtraData...)
+        return Invalid(FaultStatus.MALFORMED, f"not a msgpack message: {type(exc).__name__}")
+    if type(message) is not dict:
+        return Invalid(FaultStatus.MALFORMED, f"not a map: {_text(message)}")
+    why = _shape_error(message)
+    if why:
+        return Invalid(FaultStatus.MALFORMED, why)
+    kind = message.get("type")
+    if kind == "move":
+        ident = message.get("id")
+        if type(ident) is not int or ident <= 0:
+            return Invalid(
+                FaultStatus.MALFORMED, f"move id {_text(ident)} is not a positive integer"
+            )
+        if "move" not in message:
+            return Invalid(FaultStatus.MALFORMED, "move message without a 'move' key")
+        return MoveReply(ident, message["move"])
+    if kind == "hello":
+        version = message.get("protocol")
+        secret = message.get("secret")
+        label = message.get("bot", "")
+        if type(version) is not int:
+            return Invalid(
+                FaultStatus.MALFORMED, f"hello protocol {_text(version)} is not an integer"
+            )
+        if type(secret) is not str or len(secret) > MAX_SECRET:
+            return Invalid(FaultStatus.MALFORMED, "hello secret is not a short string")
+        if type(label) is not str or len(label) > MAX_LABEL:
+            return Invalid(
+                FaultStatus.MALFORMED,
+                f"hello bot label is not a string of at most {MAX_LABEL} characters",
+            )
+        return Hello(version, secret, label)
+    return Invalid(FaultStatus.MALFORMED, f"unknown message type {_text(kind)}")
+
+
+# --------------------------------------------------------------------------- outbound messages
+
+_packer = msgpack.Packer(use_bin_type=True)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return _packer.pack(message)
+
+
+def welcome(name: str) -> bytes:
+    return encode({"type": "welcome", "protocol": PROTOCOL_VERSION, "name": name})
+
+
+def error(reason: str) -> bytes:
+    return encode({"type": "error", "reason": reason})
+
+
+def events_message(events: list[dict[str, Any]]) -> bytes:
+    return encode({"type": "events", "events": events})
+
+
+def shutdown_message() -> bytes:
+    return encode({"type": "shutdown"})
+
+
+# --------------------------------------------------------------------------- moves and events
+
+
+class MoveCodec:
+    """Moves of one game between the engine's ints and the wire (card names, trick counts)."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.deck: Deck = game.deck
+        self.names = game.deck.names
+        self.index = game.deck.index
+        self.numeric_bids = game.rules.game == OH_HELL
+
+    def kind(self) -> str:
+        return self.game.phase.value
+
+    def legal_to_wire(self, seat: int) -> tuple[list[Any], int]:
+        """The ``legal`` list and ``count`` of a request to ``seat`` now."""
+        game = self.game
+        phase = game.phase
+        if phase is Phase.PASS:
+            names = self.names
+            return [names[c] for c in game.hands[seat]], game.pass_count()  # type: ignore[attr-defined]
+        legal = game.legal_moves(seat)
+        if phase is Phase.BID and self.numeric_bids:
+            return list(legal), 0
+        names = self.names
+        return [names[c] for c in legal], 0
+
+    def move_to_wire(self, kind: str, move: Any) -> Any:
+        if kind == "pass":
+            return [self.names[c] for c in move]
+        if kind == "bid" and self.numeric_bids:
+            return move
+        return self.names[move]
+
+    def move_from_wire(self, request: Request, wire: Any) -> Any | Invalid:
+        """The engine move for ``wire`` in answer to ``request``, or why it is not one."""
+        kind = request.kind
+        if kind == "pass":
+            if type(wire) is not list or any(type(c) is not str for c in wire):
+                return Invalid(
+                    FaultStatus.MALFORMED, f"a pass must be a list of card names, not {_text(wire)}"
+                )
+            if len(wire) != request.count:
+                return Invalid(
+                    FaultStatus.ILLEGAL, f"pass of {len(wire)} cards, {request.count} asked"
+                )
+            if Counter(wire) - Counter(request.legal):
+                return Invalid(FaultStatus.ILLEGAL, f"pass {_text(wire)}: not all in hand")
+            index = self.index
+            return tuple(sorted(index[c] for c in wire))
+        if kind == "bid" and self.numeric_bids:
+            if type(wire) is not int:
+                return Invalid(
+                    FaultStatus.MALFORMED, f"an Oh Hell bid must be an integer, not {_text(wire)}"
+                )
+            if wire not in request.legal_set:
+                return Invalid(FaultStatus.ILLEGAL, f"bid {wire} is not one of {request.legal}")
+            return wire
+        if type(wire) is not str:
+            return Invalid(
+                FaultStatus.MALFORMED, f"a {kind} must be a card name, not {_text(wire)}"
+            )
+        if wire not in request.legal_set:
+            return Invalid(
+                FaultStatus.ILLEGAL, f"{kind} {_text(wire)} is not one of {request.legal}"
+            )
+        return self.index[wire]
+
+
+class EventFeed:
+    """The events of ``game`` that ``seat`` may see, handed out once each, in order."""
+
+    __slots__ = ("events", "seat", "cursor", "prefix")
+
+    def __init__(self, game: Game, seat: int, prefix: Sequence[dict[str, Any]] = ()) -> None:
+        self.events = game.events
+        self.seat = seat
+        self.cursor = 0
+        self.prefix = list(prefix)
+
+    def take(self) -> list[dict[str, Any]]:
+        events = self.events
+        end = len(events)
+        out = self.prefix
+        self.prefix = []
+        seat = self.seat
+        for i in range(self.cursor, end):
+            event = events[i]
+            to = event.get("to")
+            if to is None:
+                out.append(event)
+            elif to == seat:
+                out.append({k: v for k, v in event.items() if k != "to"})
+        self.cursor = end
+        return out
+
+
+# --------------------------------------------------------------------------- connection state
+
+
+@attrs.define(eq=False)
+class Request:
+    """One decision asked of a bot."""
+
+    id: int
+    seat: int
+    kind: str
+    legal: list[Any]
+    count: int
+    sent: float  # monotonic time it was sent
+    deadline: float  # monotonic time it times out
+    bank_ms: int = 0  # what was left of the seat's bank when it was sent
+    legal_set: frozenset = attrs.field(factory=frozenset)
+
+
+@attrs.frozen
+class Accepted:
+    request: Request
+    move: Any  # the engine move
+
+
+@attrs.frozen
+class Late:
+    id: int
+
+
+class Connection:
+    """The protocol state of one bot process: hello, then requests and moves, then closed."""
+
+    def __init__(self, name: str, secret: str) -> None:
+        self.name = name
+        self.secret = secret
+        self.state = State.AWAITING_HELLO
+        self.label = ""
+        self.pending: Request | None = None
+        self.expired: set[int] = set()
+
+    def hello(self, message: Hello) -> bytes | None:
+        """Answer a hello in ``AWAITING_HELLO``: a welcome (now ``READY``), or None if refused."""
+        if self.state is not State.AWAITING_HELLO:
+            raise ProtocolStateError("hello", self)
+        if message.secret != self.secret or message.protocol != PROTOCOL_VERSION:
+            return None
+        self.label = message.bot
+        self.state = State.READY
+        return welcome(self.name)
+
+    def request(self, request: Request, events: list[dict[str, Any]]) -> bytes:
+        """The frame asking ``request``; the connection then awaits its move."""
+        if self.state is not State.READY:
+            raise ProtocolStateError("request", self)
+        self.pending = request
+        self.state = State.AWAITING_MOVE
+        remaining = max(0, int((request.deadline - request.sent) * 1000))
+        return encode(
+            {
+                "type": "request",
+                "id": request.id,
+                "kind": request.kind,
+                "events": events,
+                "legal": request.legal,
+                "count": request.count,
+                "time_ms": remaining,
+                "bank_ms": request.bank_ms,
+            }
+        )
+
+    def expire(self) -> Request | None:
+        """Give up on the pending request (timeout or fault); a later reply to it is late."""
+        request = self.pending
+        if request is not None:
+            self.expired.add(request.id)
+            self.pending = None
+            self.state = State.READY
+        return request
+
+    def answered(self) -> None:
+        """The pending request got its move; a repeated reply to it is late."""
+        request = self.pending
+        if request is not None:
+            self.expired.add(request.id)
+        self.pending = None
+        self.state = State.READY
+
+    def close(self) -> None:
+        self.expire()
+        self.state = State.CLOSED
+
+    def receive(
+        self, message: Hello | MoveReply | Invalid, codec: MoveCodec | None
+    ) -> Accepted | Late | Invalid | None:
+        """Classify an inbound message of this bot; None when closed (ignored)."""
+        state = self.state
+        if state is State.CLOSED:
+            return None
+        if type(message) is Invalid:
+            return message
+        if type(message) is Hello:
+            return Invalid(FaultStatus.PROTOCOL, "a second hello")
+        assert type(message) is MoveReply
+        pending = self.pending
+        if pending is not None and message.id == pending.id:
+            if codec is None:  # cannot happen: requests are only sent during a game
+                return Invalid(FaultStatus.PROTOCOL, "a move outside a game")
+            move = codec.move_from_wire(pending, message.move)
+            if type(move) is Invalid:
+                return move
+            return Accepted(pending, move)
+        if message.id in self.expired:
+            return Late(message.id)
+        if pending is None:
+            return Invalid(FaultStatus.PROTOCOL, f"an unsolicited move (id {message.id})")
+        return Invalid(
+            FaultStatus.PROTOCOL, f"a move for unknown id {message.id} (asked {pending.id})"
+        )
