@@ -365,10 +365,11 @@ class _Referee:
         game = new_game(spec.rules, len(seats), spec.seeds[index])
         state = self.state = _GameState(index, game, seats, spec)
         for bot in seats:
+            carried = [status for status, _ in bot.carry]
             for status, detail in bot.carry:
                 state.faults.append(Fault(state.seat_of[bot.index], status, detail))
             bot.carry.clear()
-            if bot.dropped:
+            if bot.dropped and FaultStatus.DROPPED not in carried:
                 state.faults.append(Fault(state.seat_of[bot.index], FaultStatus.DROPPED, "dropped"))
         self._loop(state)
         for seat, bot in enumerate(seats):

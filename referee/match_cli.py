@@ -1,0 +1,266 @@
+"""Play a match of bots at one table and print the results.
+
+Each BOT is the path of a Python bot file (run with this referee's own Python) or a quoted
+command line; bots are named after their file (``random_bot.py`` plays as ``random``, a second
+copy as ``random#2``). Seats rotate between games (in game g, seat s holds bot (s + g) mod n)
+and the deals follow from --seed, so the same command plays the same deals again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Sequence
+
+from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
+from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
+from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
+
+__all__ = ["configure", "run", "bot_specs", "game_seeds", "rotating_seatings", "summarise"]
+
+
+class BotArgumentError(ValueError):
+    """A BOT argument that names no runnable bot."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", choices=GAMES, default=OH_SEVEN, help="default: %(default)s")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rule option (repeatable), e.g. passing=true",
+    )
+    parser.add_argument(
+        "--games", type=int, default=None, metavar="N", help="games to play (default: one per bot)"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="deal seed (default 0)")
+    parser.add_argument(
+        "--move-timeout",
+        type=float,
+        default=TimeControl().move_seconds,
+        metavar="SECONDS",
+        help="time per decision (default %(default)s)",
+    )
+    parser.add_argument(
+        "--bank",
+        type=float,
+        default=TimeControl().bank_seconds,
+        metavar="SECONDS",
+        help="extra time per game, drawn when a decision runs over (default %(default)s)",
+    )
+    parser.add_argument("--replays", metavar="DIR", help="save a replay of every game in DIR")
+    parser.add_argument(
+        "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def _command(argument: str) -> tuple[str, ...]:
+    if argument.endswith(".py") and os.path.isfile(argument):
+        return (sys.executable, os.path.abspath(argument))
+    if os.path.isfile(argument) and os.access(argument, os.X_OK):
+        return (os.path.abspath(argument),)
+    try:
+        command = tuple(shlex.split(argument))
+    except ValueError as error:
+        raise BotArgumentError(f"bot {argument!r}: {error}") from None
+    if not command:
+        raise BotArgumentError("an empty bot command")
+    program = command[0]
+    if os.sep in program:
+        if not os.path.isfile(program):
+            raise BotArgumentError(f"bot {argument!r}: no such file {program}")
+    elif len(command) == 1 and not shutil.which(program):
+        raise BotArgumentError(f"bot {argument!r}: no such bot file or command")
+    elif not shutil.which(program):
+        raise BotArgumentError(f"bot {argument!r}: command {program!r} not found")
+    if program == "python" or program.startswith("python3"):
+        command = (sys.executable, *command[1:])
+    return command
+
+
+def _stem(command: Sequence[str]) -> str:
+    """The name of a bot: its file's stem without a ``_bot`` suffix (``random_bot.py``: random)."""
+    path = next((arg for arg in command[1:] if os.path.isfile(arg)), command[0])
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for suffix in ("_bot", "-bot"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem or "bot"
+
+
+def bot_specs(arguments: Sequence[str]) -> tuple[BotSpec, ...]:
+    """The bots of the BOT arguments, named by file stem and deduplicated (``random#2``)."""
+    specs = []
+    seen: Counter[str] = Counter()
+    for argument in arguments:
+        command = _command(argument)
+        stem = _stem(command)
+        seen[stem] += 1
+        name = stem if seen[stem] == 1 else f"{stem}#{seen[stem]}"
+        specs.append(BotSpec(name, command))
+    return tuple(specs)
+
+
+def game_seeds(seed: int, games: int) -> tuple[int, ...]:
+    """Deal seeds of the games, derived from ``seed``."""
+    return tuple(
+        int.from_bytes(hashlib.sha256(f"ohseven:{seed}:{g}".encode()).digest()[:8], "big") >> 1
+        for g in range(games)
+    )
+
+
+def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple((s + g) % bots for s in range(bots)) for g in range(games))
+
+
+def summarise(result: MatchResult) -> dict:
+    """The match as plain data: per bot totals and the games."""
+    names = [bot.name for bot in result.spec.bots]
+    rows = {
+        name: {"name": name, "points": 0, "wins": 0, "games": 0, "rank_sum": 0, "faults": {}}
+        for name in names
+    }
+    bid_made: Counter[str] = Counter()
+    bid_total: Counter[str] = Counter()
+    games = []
+    for record in result.games:
+        for seat, name in enumerate(record.seats):
+            row = rows[name]
+            row["points"] += record.totals[seat]
+            row["games"] += 1
+            row["rank_sum"] += record.ranks[seat]
+            row["wins"] += record.ranks[seat] == 1
+            made, total = _bid_counts(record.stats, seat)
+            bid_made[name] += made
+            bid_total[name] += total
+        for fault in record.faults:
+            counts = rows[record.seats[fault.seat]]["faults"]
+            counts[str(fault.status)] = counts.get(str(fault.status), 0) + 1
+        games.append(
+            {
+                "index": record.game_index,
+                "seed": record.seed,
+                "seats": list(record.seats),
+                "totals": list(record.totals),
+                "ranks": list(record.ranks),
+                "faults": [
+                    {"seat": f.seat, "status": str(f.status), "detail": f.detail}
+                    for f in record.faults
+                ],
+                "replay": record.replay_path,
+                "seconds": record.seconds,
+            }
+        )
+    bots = []
+    for name in names:
+        row = rows[name]
+        played = row.pop("rank_sum")
+        row["avg_rank"] = round(played / row["games"], 3) if row["games"] else None
+        row["bid_accuracy"] = (
+            round(bid_made[name] / bid_total[name], 4) if bid_total[name] else None
+        )
+        bots.append(row)
+    spec = result.spec
+    return {
+        "match": spec.match_id,
+        "game": spec.rules.game,
+        "rules": spec.rules.as_dict(),
+        "bots": bots,
+        "games": games,
+    }
+
+
+def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
+    """Rounds where ``seat`` made its bid, and rounds, from a game's statistics if present."""
+    players = stats.get("players") if isinstance(stats, dict) else None
+    if isinstance(players, list) and seat < len(players) and isinstance(players[seat], dict):
+        player = players[seat]
+        rounds = player.get("rounds")
+        rate = player.get("bid_fill_rate")
+        if isinstance(rounds, int) and isinstance(rate, (int, float)):
+            return round(rate * rounds), rounds
+    return 0, 0
+
+
+def _print_table(summary: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    statuses = [str(s) for s in FaultStatus]
+    table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
+    for column in ("bot", "points", "wins", "avg rank", "bid accuracy", "faults"):
+        table.add_column(column, justify="left" if column in ("bot", "faults") else "right")
+    for row in sorted(summary["bots"], key=lambda r: -r["points"]):
+        faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
+        accuracy = row["bid_accuracy"]
+        table.add_row(
+            row["name"],
+            str(row["points"]),
+            str(row["wins"]),
+            "-" if row["avg_rank"] is None else f"{row['avg_rank']:.2f}",
+            "-" if accuracy is None else f"{accuracy:.0%}",
+            faults or "-",
+        )
+    Console().print(table)
+
+
+def _fail(message: str) -> int:
+    print(f"ohseven-referee match: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from .match import MatchSpecError, play_match
+
+    try:
+        rules = Rules.make(args.game, args.rule)
+        bots = bot_specs(args.bots)
+        rules.check_players(len(bots))
+    except (InvalidRulesError, BotArgumentError) as error:
+        return _fail(str(error))
+    games = len(bots) if args.games is None else args.games
+    if games < 1:
+        return _fail(f"--games must be at least 1, not {games}")
+    if not args.move_timeout > 0 or not args.bank >= 0:
+        return _fail("--move-timeout must be positive and --bank not negative")
+    config = SandboxConfig(mode=args.sandbox)
+    try:
+        check_sandbox(config)
+    except SandboxError as error:
+        return _fail(str(error))
+    replay_dir = None
+    if args.replays:
+        try:
+            os.makedirs(args.replays, exist_ok=True)
+        except OSError as error:
+            return _fail(f"--replays {args.replays}: {error.strerror}")
+        replay_dir = args.replays
+    spec = MatchSpec(
+        match_id=f"match-{args.seed}",
+        rules=rules,
+        bots=bots,
+        seatings=rotating_seatings(len(bots), games),
+        seeds=game_seeds(args.seed, games),
+        time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
+        fallback_seed=args.seed,
+    )
+    try:
+        result = play_match(spec, sandbox=config, replay_dir=replay_dir)
+    except MatchSpecError as error:
+        return _fail(str(error))
+    summary = summarise(result)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_table(summary)
+    return 0
