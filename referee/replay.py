@@ -1,0 +1,292 @@
+"""Versioned JSON replays, and the wire form of moves.
+
+A replay is a JSON object::
+
+    {"format": "ohseven-replay", "version": 1,
+     "game": "oh-seven", "rules": {option: value, ...}, "players": 4, "seed": 12,
+     "table": {...},            # table overrides (stacked_decks as card names, Oh Hell
+                                # ranks / hand_sizes / first_dealer / trump_on_last_hand)
+     "seats": ["bot-a", null, ...],   # bot names, or null when unknown
+     "moves": [[seat, kind, wire_move], ...],   # kind: "pass", "bid" or "play"
+     "events": [...],           # the engine's event log, private events included
+     "result": {"totals": [...], "ranks": [...]} or null while the game is not over,
+     "faults": [{"seat": 0, "status": "timeout", "detail": "..."}, ...]}
+
+Moves are kept in wire form so that a replay reads well: a card is its name (``"7S"``,
+``"TH"``), an Oh-Seven bid is a card name, an Oh Hell bid is an int, a pass is a list of card
+names. :func:`move_to_wire` and :func:`move_from_wire` convert one move; the protocol layer uses
+them too, so they are strict: a bool is not an int and a card name must name a card of the deck.
+:func:`validate_replay` plays the moves through a fresh engine and raises :class:`ReplayError`
+at the first move or event that differs from the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from .cards import OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
+from .rules import GAMES, OH_SEVEN, Game, RulesError, new_game
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "KINDS",
+    "ReplayError",
+    "WireMoveError",
+    "move_to_wire",
+    "move_from_wire",
+    "to_replay",
+    "save_replay",
+    "load_replay",
+    "validate_replay",
+]
+
+FORMAT = "ohseven-replay"
+VERSION = 1
+KINDS = ("pass", "bid", "play")
+
+
+class ReplayError(ValueError):
+    """A replay that is not a valid record of a game (bad shape, or moves/events that differ)."""
+
+
+class WireMoveError(ValueError):
+    """A move in wire form of the wrong type or shape for its kind."""
+
+    def __init__(self, message: str, *, kind: str, value: object) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.value = value
+
+
+# --------------------------------------------------------------------------- moves
+
+
+def move_to_wire(game: Game, kind: str, move: Any) -> Any:
+    """``move`` (engine ints) of ``kind`` in ``game`` as its wire form (card names)."""
+    names = game.deck.names
+    if kind == "play" or (kind == "bid" and game.rules.game == OH_SEVEN):
+        return names[move]
+    if kind == "bid":
+        return move
+    if kind == "pass":
+        return [names[card] for card in move]
+    raise WireMoveError(f"unknown move kind {kind!r}", kind=kind, value=move)
+
+
+def _card(game: Game, kind: str, value: object) -> int:
+    if type(value) is not str:
+        raise WireMoveError(
+            f"a {kind} must be a card name like {game.deck.names[-1]!r}, not {value!r}",
+            kind=kind,
+            value=value,
+        )
+    card = game.deck.index.get(value)
+    if card is None:
+        raise UnknownCardError(value, game.deck)
+    return card
+
+
+def move_from_wire(game: Game, kind: str, value: object) -> Any:
+    """The engine form of a wire ``value`` of ``kind``.
+
+    Raises :class:`WireMoveError` for a value of the wrong type or shape and
+    :class:`~ohseven.referee.cards.UnknownCardError` for a string that is not a card of the deck
+    (both are ``ValueError``). Legality is the engine's business, not checked here.
+    """
+    if kind == "play":
+        return _card(game, kind, value)
+    if kind == "bid":
+        if game.rules.game == OH_SEVEN:
+            return _card(game, kind, value)
+        if type(value) is not int:
+            raise WireMoveError(
+                f"an Oh Hell bid must be an integer number of tricks, not {value!r}",
+                kind=kind,
+                value=value,
+            )
+        return value
+    if kind == "pass":
+        if type(value) is not list and type(value) is not tuple:
+            raise WireMoveError(
+                f"a pass must be a list of card names, not {value!r}", kind=kind, value=value
+            )
+        return tuple(_card(game, kind, item) for item in value)
+    raise WireMoveError(f"unknown move kind {kind!r}", kind=kind, value=value)
+
+
+# --------------------------------------------------------------------------- replays
+
+
+def _fault_dict(fault: object) -> dict[str, Any]:
+    if attrs.has(type(fault)):
+        data = attrs.asdict(fault)  # type: ignore[arg-type]
+    elif isinstance(fault, dict):
+        data = dict(fault)
+    else:
+        raise TypeError(f"a fault must be a Fault or a dict, not {fault!r}")
+    status = data.get("status")
+    data["status"] = getattr(status, "value", status)
+    return data
+
+
+def _table_to_wire(game: Game) -> dict[str, Any]:
+    table = dict(game.table)
+    if "stacked_decks" in table:
+        names = game.deck.names
+        table["stacked_decks"] = [[names[c] for c in order] for order in table["stacked_decks"]]
+    return table
+
+
+def to_replay(
+    game: Game, seats: Iterable[str | None] | None = None, faults: Iterable[object] = ()
+) -> dict[str, Any]:
+    """The replay of ``game`` (over or not) as a JSON-ready dict."""
+    n = game.players
+    seat_names = [None] * n if seats is None else list(seats)
+    if len(seat_names) != n:
+        raise ValueError(f"seats names {len(seat_names)} bots for {n} players")
+    result = None
+    if game.is_over:
+        outcome = game.result()
+        result = {"totals": list(outcome.totals), "ranks": list(outcome.ranks)}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": game.rules.game,
+        "rules": game.rules.as_dict(),
+        "players": n,
+        "seed": game.seed,
+        "table": _table_to_wire(game),
+        "seats": seat_names,
+        "moves": [[seat, kind, move_to_wire(game, kind, move)] for seat, kind, move in game.moves],
+        "events": [dict(event) for event in game.events],
+        "result": result,
+        "faults": [_fault_dict(fault) for fault in faults],
+    }
+
+
+def save_replay(path: str | os.PathLike[str], replay: dict[str, Any]) -> None:
+    """Write ``replay`` to ``path`` atomically (a temporary file, then a rename)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(path) or "."
+    fd, temp = tempfile.mkstemp(prefix=".replay-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(replay, handle, separators=(",", ":"))
+            handle.write("\n")
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+def load_replay(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a replay file; raises :class:`ReplayError` if it is not JSON of the right format."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            replay = json.load(handle)
+    except json.JSONDecodeError as error:
+        raise ReplayError(f"{os.fspath(path)}: not JSON ({error})") from None
+    _check_header(replay, os.fspath(path))
+    return replay
+
+
+def _check_header(replay: object, where: str = "replay") -> None:
+    if not isinstance(replay, dict):
+        raise ReplayError(f"{where}: a replay is a JSON object, not {type(replay).__name__}")
+    if replay.get("format") != FORMAT:
+        raise ReplayError(f"{where}: format {replay.get('format')!r} is not {FORMAT!r}")
+    if replay.get("version") != VERSION:
+        raise ReplayError(f"{where}: version {replay.get('version')!r} is not {VERSION}")
+    missing = [
+        key for key in ("game", "rules", "players", "seed", "moves", "events") if key not in replay
+    ]
+    if missing:
+        raise ReplayError(f"{where}: missing {', '.join(missing)}")
+    if replay["game"] not in GAMES:
+        raise ReplayError(f"{where}: unknown game {replay['game']!r}")
+
+
+def _table_from_wire(replay: dict[str, Any], game_name: str) -> dict[str, Any]:
+    table = dict(replay.get("table") or {})
+    if "stacked_decks" in table:
+        deck = OH_SEVEN_DECK if game_name == OH_SEVEN else oh_hell_deck(table.get("ranks", 13))
+        try:
+            table["stacked_decks"] = [
+                [deck.parse(name) for name in order] for order in table["stacked_decks"]
+            ]
+        except (UnknownCardError, TypeError) as error:
+            raise ReplayError(f"replay table: stacked deck: {error}") from None
+    if "hand_sizes" in table:
+        table["hand_sizes"] = tuple(table["hand_sizes"])
+    return table
+
+
+def validate_replay(replay: dict[str, Any]) -> Game:
+    """Replay the moves through a fresh engine; return the game, or raise :class:`ReplayError`
+    naming the first move or event that differs from the record."""
+    _check_header(replay)
+    game_name = replay["game"]
+    try:
+        table = _table_from_wire(replay, game_name)
+        game = new_game(game_name, replay["players"], replay["seed"], replay["rules"], **table)
+    except (RulesError, TypeError, ValueError) as error:
+        if isinstance(error, ReplayError):
+            raise
+        raise ReplayError(f"replay header: cannot start the game: {error}") from None
+    recorded = replay["events"]
+    checked = _compare_events(game, recorded, 0, "the start of the game")
+    for index, entry in enumerate(replay["moves"]):
+        if not isinstance(entry, list | tuple) or len(entry) != 3:
+            raise ReplayError(f"move {index}: expected [seat, kind, move], not {entry!r}")
+        seat, kind, value = entry
+        where = f"move {index} (seat {seat} {kind} {value!r})"
+        if game.is_over:
+            raise ReplayError(f"{where}: the game is already over")
+        if kind != game.phase.value:
+            raise ReplayError(f"{where}: the game asks for a {game.phase.value} decision")
+        try:
+            move = move_from_wire(game, kind, value)
+            game.push(seat, move)
+        except (RulesError, ValueError, TypeError) as error:
+            raise ReplayError(f"{where}: {error}") from None
+        checked = _compare_events(game, recorded, checked, where)
+    if checked != len(recorded):
+        raise ReplayError(
+            f"event {checked}: the replay records {len(recorded) - checked} events after the "
+            f"last move that the game does not produce: {recorded[checked]!r}"
+        )
+    result = replay.get("result")
+    if game.is_over:
+        outcome = game.result()
+        expected = {"totals": list(outcome.totals), "ranks": list(outcome.ranks)}
+        if result != expected:
+            raise ReplayError(f"result: the replay records {result!r}, the game gives {expected!r}")
+    elif result is not None:
+        raise ReplayError(f"result: the replay records {result!r} but the game is not over")
+    return game
+
+
+def _compare_events(game: Game, recorded: list[Any], start: int, where: str) -> int:
+    produced = game.events
+    for index in range(start, len(produced)):
+        if index >= len(recorded):
+            raise ReplayError(
+                f"event {index} after {where}: the game produces {produced[index]!r}, "
+                "the replay has no more events"
+            )
+        if recorded[index] != produced[index]:
+            raise ReplayError(
+                f"event {index} after {where}: the game produces {produced[index]!r}, "
+                f"the replay records {recorded[index]!r}"
+            )
+    return len(produced)

@@ -1,0 +1,264 @@
+"""Replays: wire moves, JSON round trips, atomic saves and re-validation."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from conftest import play_random
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ohseven.referee.cards import UnknownCardError
+from ohseven.referee.records import Fault, FaultStatus
+from ohseven.referee.replay import (
+    ReplayError,
+    WireMoveError,
+    load_replay,
+    move_from_wire,
+    move_to_wire,
+    save_replay,
+    to_replay,
+    validate_replay,
+)
+from ohseven.referee.rules import OhHellGame, OhSevenGame, Phase, new_game
+
+
+def finished(game: str = "oh-seven", players: int = 4, seed: int = 3, options=None):
+    return play_random(new_game(game, players, seed, options), random.Random(seed))
+
+
+class TestWireMoves:
+    def test_oh_seven_moves_use_card_names(self):
+        """Oh-Seven bids and plays are card names; passes are lists of names."""
+        game = new_game("oh-seven", 3, 0)
+        card = game.deck.parse("7S")
+        assert move_to_wire(game, "bid", card) == "7S"
+        assert move_to_wire(game, "play", card) == "7S"
+        assert move_to_wire(game, "pass", (card, game.deck.parse("0C"))) == ["7S", "0C"]
+        assert move_from_wire(game, "bid", "7S") == card
+        assert move_from_wire(game, "pass", ["7S", "0C"]) == (card, game.deck.parse("0C"))
+
+    def test_oh_hell_bid_is_an_int(self):
+        """Oh Hell bids stay numbers; its cards use the Oh Hell names."""
+        game = new_game("oh-hell", 3, 0)
+        assert move_to_wire(game, "bid", 2) == 2
+        assert move_from_wire(game, "bid", 2) == 2
+        assert move_from_wire(game, "play", "TH") == game.deck.parse("TH")
+        assert move_to_wire(game, "play", game.deck.parse("AS")) == "AS"
+
+    @pytest.mark.parametrize(
+        ("game", "kind", "value", "error", "fragment"),
+        [
+            ("oh-hell", "bid", True, WireMoveError, "integer number of tricks"),
+            ("oh-hell", "bid", "2", WireMoveError, "integer number of tricks"),
+            ("oh-hell", "bid", 2.0, WireMoveError, "integer number of tricks"),
+            ("oh-seven", "play", 5, WireMoveError, "card name"),
+            ("oh-seven", "bid", None, WireMoveError, "card name"),
+            ("oh-seven", "play", "8S", UnknownCardError, "'8S' is not a card of the oh-seven"),
+            ("oh-hell", "play", "7s", UnknownCardError, "'7s' is not a card of the oh-hell"),
+            ("oh-seven", "pass", "7S", WireMoveError, "list of card names"),
+            ("oh-seven", "pass", ["7S", "XX"], UnknownCardError, "'XX'"),
+            ("oh-seven", "pass", ["7S", 3], WireMoveError, "card name"),
+            ("oh-seven", "trump", "7S", WireMoveError, "unknown move kind"),
+        ],
+    )
+    def test_bad_wire_values_raise_precisely(self, game, kind, value, error, fragment):
+        """Wrong types, unknown cards and kinds raise their own ValueError subclass."""
+        players = 3
+        with pytest.raises(error, match=fragment) as caught:
+            move_from_wire(new_game(game, players, 0), kind, value)
+        assert isinstance(caught.value, ValueError)
+
+    @settings(max_examples=20, deadline=None)
+    @given(seed=st.integers(0, 2**32 - 1), passing=st.booleans())
+    def test_every_recorded_move_round_trips(self, seed, passing):
+        """Every move of a random game converts to wire form and back unchanged."""
+        game = finished("oh-seven", 5, seed, {"passing": passing})
+        for _seat, kind, move in game.moves:
+            wire = move_to_wire(game, kind, move)
+            json.dumps(wire)
+            assert move_from_wire(game, kind, wire) == move
+
+
+class TestReplays:
+    def test_replay_shape(self):
+        """A replay holds the header, seats, wire moves, events, result and faults."""
+        game = finished()
+        faults = [Fault(1, FaultStatus.TIMEOUT, "2.1 s")]
+        replay = to_replay(game, seats=["a", "b", None, "d"], faults=faults)
+        assert replay["format"] == "ohseven-replay" and replay["version"] == 1
+        assert (replay["game"], replay["players"], replay["seed"]) == ("oh-seven", 4, 3)
+        assert replay["rules"] == {"identical_top_bonus": True, "passing": False}
+        assert replay["seats"] == ["a", "b", None, "d"]
+        assert replay["faults"] == [{"seat": 1, "status": "timeout", "detail": "2.1 s"}]
+        assert replay["result"] == {
+            "totals": list(game.result().totals),
+            "ranks": list(game.result().ranks),
+        }
+        assert all(isinstance(move[2], str) for move in replay["moves"])
+        assert len(replay["moves"]) == len(game.moves)
+        assert replay["table"] == {}
+
+    def test_wrong_number_of_seats_rejected(self):
+        """Seat names must match the players."""
+        with pytest.raises(ValueError, match="3 bots for 4 players"):
+            to_replay(finished(), seats=["a", "b", "c"])
+
+    @settings(max_examples=25, deadline=None)
+    @given(
+        config=st.sampled_from(
+            [
+                ("oh-seven", 2, {"passing": True}),
+                ("oh-seven", 9, {}),
+                ("oh-hell", 3, {"hand_order": "down-up", "must_trump": True}),
+                ("oh-hell", 5, {"simultaneous_bids": True}),
+                ("oh-hell", 7, {"hook": True}),
+            ]
+        ),
+        seed=st.integers(0, 2**32 - 1),
+    )
+    def test_saved_replay_revalidates(self, tmp_path_factory, config, seed):
+        """A saved random game loads back and replays to the same events and result."""
+        game = finished(*config[:2], seed, config[2])
+        path = tmp_path_factory.mktemp("replays") / "game.json"
+        save_replay(path, to_replay(game))
+        again = validate_replay(load_replay(path))
+        assert again.events == game.events
+        assert again.result() == game.result()
+
+    def test_unfinished_game_replays(self):
+        """A game stopped midway has no result and still validates."""
+        game = new_game("oh-hell", 4, 1)
+        play_random(game, random.Random(1), stop=lambda g: g.round == 2)
+        replay = json.loads(json.dumps(to_replay(game)))
+        assert replay["result"] is None
+        assert validate_replay(replay).events == game.events
+
+    def test_table_overrides_replay(self):
+        """Stacked decks (as card names) and Oh Hell table options are kept and replayed."""
+        order = list(range(52))
+        game = OhHellGame(4, 5, hand_sizes=(2, 3), first_dealer=3, stacked_decks=[order, order])
+        play_random(game, random.Random(5))
+        replay = json.loads(json.dumps(to_replay(game)))
+        assert replay["table"]["first_dealer"] == 3
+        assert replay["table"]["hand_sizes"] == [2, 3]
+        assert replay["table"]["stacked_decks"][0][:2] == ["2C", "3C"]
+        assert validate_replay(replay).events == game.events
+        seven = play_random(OhSevenGame(3, 0, stacked_decks=[list(range(32))]), random.Random(0))
+        assert validate_replay(json.loads(json.dumps(to_replay(seven)))).events == seven.events
+
+
+class TestValidationErrors:
+    def replay(self):
+        return json.loads(json.dumps(to_replay(finished("oh-seven", 3, 8))))
+
+    def test_illegal_move_named(self):
+        """A move the engine refuses is reported with its index and the engine's reason."""
+        replay = self.replay()
+        first_play = next(i for i, m in enumerate(replay["moves"]) if m[1] == "play")
+        seat = replay["moves"][first_play][0]
+        replay["moves"][first_play][0] = (seat + 1) % 3
+        with pytest.raises(ReplayError, match=rf"move {first_play} \(seat .*no play decision"):
+            validate_replay(replay)
+
+    def test_changed_event_named(self):
+        """A tampered event is reported by its index, showing both versions."""
+        replay = self.replay()
+        index = next(i for i, e in enumerate(replay["events"]) if e["type"] == "trick")
+        replay["events"][index]["winner"] = (replay["events"][index]["winner"] + 1) % 3
+        with pytest.raises(ReplayError, match=rf"event {index} after move \d+"):
+            validate_replay(replay)
+
+    def test_changed_seed_caught_at_start(self):
+        """Another seed deals other cards: the first deal event differs before any move."""
+        replay = self.replay()
+        replay["seed"] += 1
+        with pytest.raises(ReplayError, match="event 1 after the start of the game"):
+            validate_replay(replay)
+
+    def test_wrong_result_named(self):
+        """A result that the moves do not produce is rejected."""
+        replay = self.replay()
+        replay["result"]["totals"][0] += 1
+        with pytest.raises(ReplayError, match="result: the replay records"):
+            validate_replay(replay)
+
+    def test_extra_and_missing_events(self):
+        """Events the game does not produce, or missing ones, are reported."""
+        replay = self.replay()
+        replay["events"].append({"type": "extra"})
+        with pytest.raises(ReplayError, match="does not produce"):
+            validate_replay(replay)
+        replay = self.replay()
+        del replay["events"][-1]
+        with pytest.raises(ReplayError, match="no more events"):
+            validate_replay(replay)
+
+    def test_moves_after_the_end(self):
+        """A move after the game is over is reported."""
+        replay = self.replay()
+        replay["moves"].append(replay["moves"][-1])
+        with pytest.raises(ReplayError, match="already over"):
+            validate_replay(replay)
+
+    def test_wrong_kind_and_unknown_card(self):
+        """A move of the wrong kind or naming no card is reported with its index."""
+        replay = self.replay()
+        replay["moves"][0][1] = "play"
+        with pytest.raises(ReplayError, match="move 0 .*asks for a bid decision"):
+            validate_replay(replay)
+        replay = self.replay()
+        replay["moves"][0][2] = "9Z"
+        with pytest.raises(ReplayError, match="move 0 .*'9Z' is not a card"):
+            validate_replay(replay)
+
+    @pytest.mark.parametrize(
+        ("change", "fragment"),
+        [
+            ({"format": "chess"}, "format 'chess'"),
+            ({"version": 2}, "version 2 is not 1"),
+            ({"game": "bridge"}, "unknown game 'bridge'"),
+            ({"players": 12}, "cannot start the game: oh-seven is played by 2 to 9"),
+            ({"rules": {"hook": True}}, "unknown rule option 'hook'"),
+        ],
+    )
+    def test_bad_header(self, change, fragment):
+        """Headers that cannot start a game are rejected with a clear message."""
+        replay = {**self.replay(), **change}
+        with pytest.raises(ReplayError, match=fragment):
+            validate_replay(replay)
+
+
+class TestFiles:
+    def test_save_is_atomic_and_leaves_no_temp_files(self, tmp_path):
+        """Saving replaces the file in one step and leaves nothing else behind."""
+        path = tmp_path / "r.json"
+        path.write_text("old")
+        save_replay(path, to_replay(finished()))
+        assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+        assert load_replay(path)["format"] == "ohseven-replay"
+
+    def test_failed_save_keeps_the_old_file(self, tmp_path):
+        """A replay that cannot be encoded leaves the previous file untouched."""
+        path = tmp_path / "r.json"
+        path.write_text("old")
+        with pytest.raises(TypeError):
+            save_replay(path, {"format": "ohseven-replay", "bad": object()})
+        assert path.read_text() == "old"
+        assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+    def test_load_rejects_non_json_and_other_formats(self, tmp_path):
+        """Loading garbage or another format raises ReplayError naming the file."""
+        path = tmp_path / "x.json"
+        path.write_text("{nope")
+        with pytest.raises(ReplayError, match="x.json: not JSON"):
+            load_replay(path)
+        path.write_text("[1, 2]")
+        with pytest.raises(ReplayError, match="a replay is a JSON object"):
+            load_replay(path)
+
+
+def test_phase_names_are_move_kinds():
+    """The move kinds on the wire are the engine's decision phases."""
+    assert {Phase.PASS.value, Phase.BID.value, Phase.PLAY.value} == {"pass", "bid", "play"}
