@@ -226,24 +226,28 @@ def _proc_entries() -> list[int]:
     return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
-def _status_field(pid: int, field: str) -> str | None:
+def _status(pid: int) -> dict[str, str]:
+    """The fields of /proc/PID/status ({} if the process is gone)."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return line.split(":", 1)[1].strip()
+            lines = status.read().splitlines()
     except OSError:
-        return None
-    return None
+        return {}
+    return {k: v.strip() for k, _, v in (line.partition(":") for line in lines)}
+
+
+def _alive(fields: dict[str, str]) -> bool:
+    """Whether the process is running (not a zombie waiting for its parent or init)."""
+    return bool(fields) and not fields.get("State", "Z").startswith(("Z", "X"))
 
 
 def _kill_uid(uid: int) -> None:
     """SIGKILL every process whose real uid is ``uid`` (only for uids exclusive to one bot)."""
-    for _ in range(50):
+    for _ in range(100):
         found = False
         for pid in _proc_entries():
-            uids = _status_field(pid, "Uid")
-            if uids is not None and int(uids.split()[0]) == uid:
+            fields = _status(pid)
+            if _alive(fields) and int(fields["Uid"].split()[0]) == uid:
                 found = True
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
@@ -255,8 +259,8 @@ def _kill_uid(uid: int) -> None:
 def _descendants(root: int) -> list[int]:
     children: dict[int, list[int]] = collections.defaultdict(list)
     for pid in _proc_entries():
-        ppid = _status_field(pid, "PPid")
-        if ppid is not None:
+        ppid = _status(pid).get("PPid")
+        if ppid:
             children[int(ppid)].append(pid)
     found, todo = [], [root]
     while todo:

@@ -1,0 +1,218 @@
+"""A hostile bot for the sandbox tests: ``sandbox_probe.py ACTION [ARGS...]``.
+
+Each action tries something a bot must not be able to do (or checks its environment) and
+prints ``RESULT <word> [detail]`` lines that the tests read from the captured log.
+"""
+
+import errno
+import os
+import socket
+import sys
+import time
+
+
+def result(word, detail=""):
+    print("RESULT", word, detail, flush=True)
+
+
+def connect_tcp(host, port):
+    try:
+        socket.create_connection((host, int(port)), timeout=2).close()
+    except OSError as error:
+        result("blocked", repr(error))
+    else:
+        result("connected")
+
+
+def connect_abstract(name):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect("\0" + name)
+    except OSError as error:
+        result("blocked", repr(error))
+    else:
+        result("connected")
+
+
+def read(*paths):
+    for path in paths:
+        try:
+            with open(path) as handle:
+                result("read", f"{path} {handle.read()!r}")
+        except OSError as error:
+            result("denied", f"{path} {error!r}")
+        try:
+            result("listed", f"{path} {os.listdir(os.path.dirname(path))}")
+        except OSError as error:
+            result("unlisted", f"{path} {error!r}")
+
+
+def write(*paths):
+    for path in paths:
+        try:
+            with open(path, "w") as handle:
+                handle.write("x")
+        except OSError as error:
+            result("denied", f"{path} {error!r}")
+        else:
+            result("wrote", path)
+
+
+def whoami():
+    with open("/proc/self/status") as handle:
+        status = handle.read()
+    caps = [line.split()[1] for line in status.splitlines() if line.startswith("CapEff")]
+    result("uid", os.getuid())
+    result("euid", os.geteuid())
+    result("gid", os.getgid())
+    result("groups", ",".join(map(str, os.getgroups())) or "-")
+    result("caps", caps[0])
+    result("pid", os.getpid())
+    result("home", os.environ.get("HOME"))
+    result("cwd", os.getcwd())
+    result("env", ",".join(sorted(os.environ)))
+
+
+def signal_pid(pid):
+    pid = int(pid)
+    try:
+        os.kill(pid, 0)
+    except OSError as error:
+        result("blocked", repr(error))
+    else:
+        result("signalled")
+    result("visible" if os.path.exists(f"/proc/{pid}") else "invisible")
+
+
+def fork_bomb():
+    children = 0
+    while children < 10000:
+        try:
+            pid = os.fork()
+        except OSError as error:
+            result("fork_failed", f"{children} {errno.errorcode.get(error.errno)}")
+            break
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        children += 1
+    sys.stdout.flush()
+    time.sleep(60)
+
+
+def memory_hog(megabytes):
+    hoard = []
+    try:
+        for _ in range(int(megabytes)):
+            hoard.append(bytearray(1 << 20))
+    except MemoryError:
+        result("memory_error", len(hoard))
+        sys.exit(3)
+    result("allocated", len(hoard))
+
+
+def big_file(megabytes):
+    path = os.path.join(os.environ["HOME"], "big")
+    chunk = b"x" * (1 << 20)
+    written = 0
+    try:
+        with open(path, "wb") as handle:
+            for _ in range(int(megabytes)):
+                handle.write(chunk)
+                handle.flush()
+                written += 1
+    except OSError as error:
+        result("write_failed", f"{written} {errno.errorcode.get(error.errno)}")
+    else:
+        result("written", written)
+
+
+def fill_scratch(megabytes):
+    chunk = b"x" * (1 << 20)
+    for i in range(int(megabytes)):
+        try:
+            with open(os.path.join(os.environ["HOME"], f"f{i}"), "wb") as handle:
+                handle.write(chunk)
+        except OSError as error:
+            result("fill_failed", f"{i} {errno.errorcode.get(error.errno)}")
+            return
+    result("filled", megabytes)
+
+
+def flood(megabytes):
+    line = b"y" * 1023 + b"\n"
+    out = sys.stdout.buffer
+    for _ in range(int(megabytes) * 1024):
+        out.write(line)
+    out.write(b"END OF FLOOD\n")
+    out.flush()
+
+
+def tree(depth):
+    """Children and grandchildren, some escaping to new sessions, then sleep forever."""
+    for _ in range(2):
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os.setsid()  # try to leave the process group
+                if os.fork() == 0:
+                    print("RESULT daemon", os.getpid(), flush=True)
+                    time.sleep(120)
+                    os._exit(0)
+                os._exit(0)
+            time.sleep(120)
+            os._exit(0)
+    time.sleep(120)
+
+
+def scratch_put(name):
+    with open(os.path.join(os.environ["HOME"], name), "w") as handle:
+        handle.write("left behind")
+    result("put", os.environ["HOME"])
+    time.sleep(120)
+
+
+def scratch_list():
+    result("scratch", ",".join(sorted(os.listdir(os.environ["HOME"]))) or "-")
+
+
+def zmq_hello(endpoint):
+    import zmq
+
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.connect(endpoint)
+    sock.send(b"hello from the sandbox")
+    if sock.poll(5000):
+        result("reply", sock.recv().decode())
+    sock.close(0)
+    context.term()
+
+
+def imports():
+    import ohseven.referee.rules
+    import ohseven.sdk
+
+    result("imported", f"{ohseven.sdk.__name__} {ohseven.referee.rules.__name__}")
+
+
+ACTIONS = {
+    "connect_tcp": connect_tcp,
+    "connect_abstract": connect_abstract,
+    "read": read,
+    "write": write,
+    "whoami": whoami,
+    "signal": signal_pid,
+    "fork_bomb": fork_bomb,
+    "memory_hog": memory_hog,
+    "big_file": big_file,
+    "fill_scratch": fill_scratch,
+    "flood": flood,
+    "tree": tree,
+    "scratch_put": scratch_put,
+    "scratch_list": scratch_list,
+    "zmq_hello": zmq_hello,
+    "imports": imports,
+}
+
+if __name__ == "__main__":
+    ACTIONS[sys.argv[1]](*sys.argv[2:])

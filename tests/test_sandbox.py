@@ -1,0 +1,457 @@
+"""The sandbox, tested with real bot processes under real bubblewrap: hostile bots in
+``tests/bots/sandbox_probe.py`` try to escape and report what happened."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import attrs
+import pytest
+import zmq
+from hypothesis import given
+from hypothesis import strategies as st
+from ohseven.referee.sandbox import (
+    BotProcess,
+    BotStartError,
+    Limits,
+    SandboxConfig,
+    SandboxError,
+    _LogBuffer,
+    check_sandbox,
+)
+
+BOTS = os.path.join(os.path.dirname(__file__), "bots")
+PROBE = os.path.join(BOTS, "sandbox_probe.py")
+IS_ROOT = os.geteuid() == 0
+SANDBOXED = SandboxConfig()
+UNSANDBOXED = SandboxConfig(mode="unsandboxed")
+
+
+def status(pid: int) -> dict[str, str]:
+    """/proc/PID/status as a dict ({} once the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as lines:
+            return {k: v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    except OSError:
+        return {}
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (dead, waiting to be reaped by init)."""
+    fields = status(pid)
+    return bool(fields) and fields["State"][0] not in "ZX"
+
+
+def uid_processes(uid: int) -> list[int]:
+    """Host pids of the live processes whose real uid is ``uid``."""
+    pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    return [p for p in pids if alive(p) and int(status(p).get("Uid", "-1 ").split()[0]) == uid]
+
+
+def results(bot: BotProcess, word: str) -> list[str]:
+    """The details of the probe's ``RESULT word ...`` lines."""
+    prefix = f"RESULT {word} "
+    return [line[len(prefix) :] for line in bot.log().splitlines() if line.startswith(prefix)]
+
+
+def wait_for(bot: BotProcess, word: str, timeout: float = 10.0) -> list[str]:
+    """Wait until the probe has reported ``word`` (or exited); its details."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = results(bot, word)
+        if found or bot.poll() is not None:
+            time.sleep(0.05)  # let the drain thread catch up with the last lines
+            return results(bot, word)
+        time.sleep(0.02)
+    return results(bot, word)
+
+
+@pytest.fixture
+def dirs(tmp_path) -> dict[str, str]:
+    """A socket directory, a 'referee' directory and another bot's directory, with secrets."""
+    made = {}
+    for name in ("sock", "referee", "other_bot"):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "secret.txt").write_text(f"secret of {name}")
+        made[name] = str(path)
+    return made
+
+
+@pytest.fixture
+def run(dirs) -> Iterator:
+    """Start the probe with an action; every bot started is killed at the end of the test."""
+    started: list[BotProcess] = []
+
+    def start(*args: str, config: SandboxConfig = SANDBOXED, env=None) -> BotProcess:
+        bot = BotProcess(
+            [sys.executable, PROBE, *args],
+            name=f"probe-{args[0]}",
+            bot_dir=None,
+            socket_dir=dirs["sock"],
+            env=env or {"OHSEVEN_SECRET": "s3cret"},
+            config=config,
+        )
+        started.append(bot)
+        bot.start()
+        return bot
+
+    yield start
+    for bot in started:
+        bot.kill()
+
+
+def limited(config: SandboxConfig = SANDBOXED, **limits) -> SandboxConfig:
+    return attrs.evolve(config, limits=attrs.evolve(config.limits, **limits))
+
+
+class TestAvailability:
+    def test_bwrap_is_usable_here(self):
+        """check_sandbox accepts the default configuration on this machine."""
+        check_sandbox(SANDBOXED)
+
+    def test_missing_bwrap_is_a_clear_error(self):
+        """A bubblewrap that does not exist gives a SandboxError saying what to do."""
+        with pytest.raises(SandboxError, match="bubblewrap") as info:
+            check_sandbox(SandboxConfig(bwrap="/nonexistent/bwrap"))
+        assert "apt-get install bubblewrap" in str(info.value)
+        assert '"unsandboxed"' in str(info.value)
+
+    def test_missing_bwrap_fails_start(self, dirs):
+        """Starting a bot without bubblewrap raises BotStartError, not a traceback."""
+        bot = BotProcess(
+            [sys.executable, PROBE, "whoami"],
+            name="b",
+            bot_dir=None,
+            socket_dir=dirs["sock"],
+            env={},
+            config=SandboxConfig(bwrap="/nonexistent/bwrap"),
+        )
+        with pytest.raises(BotStartError, match="bubblewrap"):
+            bot.start()
+        assert bot.poll() is None and bot.pid is None
+
+    def test_unknown_mode_rejected(self):
+        """A mode that is neither bwrap nor unsandboxed is refused."""
+        with pytest.raises(ValueError, match="mode"):
+            SandboxConfig(mode="docker")
+
+    @pytest.mark.parametrize("config", [SANDBOXED, UNSANDBOXED], ids=["bwrap", "unsandboxed"])
+    def test_missing_command(self, dirs, config):
+        """A command that does not exist raises BotStartError naming it."""
+        bot = BotProcess(
+            ["no-such-bot-program", "x"],
+            name="ghost",
+            bot_dir=None,
+            socket_dir=dirs["sock"],
+            env={},
+            config=config,
+        )
+        with pytest.raises(BotStartError, match="no-such-bot-program"):
+            bot.start()
+
+    def test_command_outside_the_sandbox_view(self, dirs, tmp_path):
+        """A program the sandbox would not show the bot is refused at start."""
+        program = tmp_path / "other_bot" / "run.sh"
+        program.write_text("#!/bin/sh\necho hi\n")
+        program.chmod(0o755)
+        bot = BotProcess(
+            [str(program)],
+            name="outside",
+            bot_dir=dirs["sock"],
+            socket_dir=dirs["sock"],
+            env={},
+            config=SANDBOXED,
+        )
+        with pytest.raises(BotStartError, match="outside what the sandbox shows"):
+            bot.start()
+
+
+class TestIdentity:
+    def test_not_root_and_no_capabilities(self, run):
+        """The bot runs as a non-root uid with no capabilities."""
+        bot = run("whoami")
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "uid") != ["0"] and results(bot, "euid") != ["0"]
+        assert results(bot, "gid") != ["0"]
+        assert results(bot, "caps") == ["0000000000000000"]
+        if IS_ROOT:
+            assert results(bot, "uid") == [str(bot.uid)]
+            assert results(bot, "groups") in ([str(bot.uid)], ["-"])
+
+    def test_own_pid_namespace(self, run):
+        """The bot is a low pid in a PID namespace of its own."""
+        bot = run("whoami")
+        assert bot.wait(10) == 0, bot.log()
+        assert int(results(bot, "pid")[0]) < 10
+
+    def test_environment_is_minimal(self, run, monkeypatch):
+        """The bot gets its own variables and a private HOME, none of the referee's."""
+        monkeypatch.setenv("REFEREE_ONLY_SECRET", "do not leak")
+        bot = run("whoami", env={"OHSEVEN_SECRET": "s3cret", "OHSEVEN_NAME": "probe"})
+        assert bot.wait(10) == 0, bot.log()
+        names = results(bot, "env")[0].split(",")
+        assert "OHSEVEN_SECRET" in names and "OHSEVEN_NAME" in names
+        assert "REFEREE_ONLY_SECRET" not in names
+        assert results(bot, "home") == ["/tmp"]
+        assert results(bot, "cwd") == [BOTS]
+
+    @pytest.mark.skipif(not IS_ROOT, reason="distinct uids need a root referee")
+    def test_concurrent_bots_get_distinct_uids(self, run):
+        """Bots running at the same time never share a uid (RLIMIT_NPROC is per bot)."""
+        bots = [run("scratch_put", f"m{i}") for i in range(4)]
+        uids = {bot.uid for bot in bots}
+        assert len(uids) == 4 and 0 not in uids
+
+    def test_can_import_ohseven(self, run):
+        """Python bots import the SDK and the rules from inside the sandbox."""
+        bot = run("imports")
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "imported") == ["ohseven.sdk ohseven.referee.rules"]
+
+
+class TestIsolation:
+    def test_no_tcp_to_host(self, run):
+        """A listener on the host's 127.0.0.1 is unreachable and accepts nothing."""
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            server.settimeout(0.3)
+            bot = run("connect_tcp", "127.0.0.1", str(server.getsockname()[1]))
+            assert bot.wait(10) is not None
+            assert results(bot, "blocked"), bot.log()
+            assert not results(bot, "connected")
+            with pytest.raises(TimeoutError):
+                server.accept()
+
+    def test_no_abstract_unix_socket(self, run):
+        """An abstract unix socket of the host (network namespace bound) is unreachable."""
+        name = f"ohseven-test-{uuid.uuid4().hex}"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            server.bind("\0" + name)
+            server.listen()
+            bot = run("connect_abstract", name)
+            assert bot.wait(10) is not None
+            assert results(bot, "blocked"), bot.log()
+
+    def test_cannot_read_referee_or_other_bots(self, run, dirs):
+        """Files of the referee's directory and of another bot do not exist for the bot."""
+        secrets = [os.path.join(dirs[d], "secret.txt") for d in ("referee", "other_bot")]
+        bot = run("read", *secrets, os.path.join(os.getcwd(), "pyproject.toml"))
+        assert bot.wait(10) == 0, bot.log()
+        assert not results(bot, "read"), bot.log()
+        assert len(results(bot, "denied")) == 3
+        assert "secret of" not in bot.log()
+
+    def test_socket_dir_is_readable(self, run, dirs):
+        """The socket directory is visible at the same path."""
+        bot = run("read", os.path.join(dirs["sock"], "secret.txt"))
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "read") == [f"{dirs['sock']}/secret.txt 'secret of sock'"]
+
+    def test_cannot_write_outside_scratch(self, run, dirs):
+        """Writes anywhere but the scratch directory (and the socket directory) fail."""
+        targets = ["/x", "/usr/x", "/etc/x", os.path.join(BOTS, "x"), sys.prefix + "/x"]
+        bot = run("write", *targets, "/tmp/ok", os.path.join(dirs["sock"], "ok"))
+        assert bot.wait(10) == 0, bot.log()
+        assert sorted(results(bot, "wrote")) == sorted(["/tmp/ok", f"{dirs['sock']}/ok"])
+        assert len(results(bot, "denied")) == len(targets)
+        assert not os.path.exists(os.path.join(BOTS, "x"))
+
+    def test_cannot_see_or_signal_the_referee(self, run):
+        """The referee's pid is neither visible nor signallable."""
+        bot = run("signal", str(os.getpid()))
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "blocked") and results(bot, "invisible") == [""]
+
+    def test_zeromq_through_socket_dir(self, run, dirs):
+        """A bot connects to the referee's ipc socket in the socket directory."""
+        context = zmq.Context.instance()
+        router = context.socket(zmq.ROUTER)
+        endpoint = f"ipc://{dirs['sock']}/seat"
+        router.bind(endpoint)
+        try:
+            bot = run("zmq_hello", endpoint)
+            assert router.poll(10000), bot.log()
+            identity, message = router.recv_multipart()
+            assert message == b"hello from the sandbox"
+            router.send_multipart([identity, b"welcome"])
+            assert bot.wait(10) == 0, bot.log()
+            assert results(bot, "reply") == ["welcome"]
+        finally:
+            router.close(0)
+
+
+class TestLimits:
+    def test_fork_bomb_contained(self, run):
+        """A fork bomb hits RLIMIT_NPROC; the bot's uid never exceeds the limit."""
+        config = limited(processes=12)
+        bot = run("fork_bomb", config=config)
+        failed = wait_for(bot, "fork_failed")
+        assert failed, bot.log()
+        assert failed[0].split()[1] == "EAGAIN"
+        if IS_ROOT:
+            assert int(failed[0].split()[0]) < 12
+            assert 1 < len(uid_processes(bot.uid)) <= 12
+        bot.kill()
+        if IS_ROOT:
+            assert uid_processes(bot.uid) == []
+
+    def test_memory_hog_contained(self, run):
+        """Allocating beyond memory_mb fails inside the bot."""
+        bot = run("memory_hog", "400", config=limited(memory_mb=200))
+        assert bot.wait(20) not in (0, None), bot.log()
+        got = results(bot, "memory_error")
+        assert got and int(got[0]) < 200, bot.log()
+
+    def test_huge_file_fails(self, run):
+        """Writing a file larger than file_size_mb fails with EFBIG."""
+        bot = run("big_file", "8", config=limited(file_size_mb=2))
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "write_failed") == ["2 EFBIG"], bot.log()
+
+    def test_scratch_is_bounded(self, run):
+        """The scratch tmpfs fills up at scratch_mb."""
+        bot = run("fill_scratch", "20", config=limited(scratch_mb=4))
+        assert bot.wait(10) == 0, bot.log()
+        failed = results(bot, "fill_failed")
+        assert failed and failed[0].split()[1] == "ENOSPC", bot.log()
+        assert int(failed[0].split()[0]) <= 4
+
+    @pytest.mark.parametrize("config", [SANDBOXED, UNSANDBOXED], ids=["bwrap", "unsandboxed"])
+    def test_stdout_flood_truncated(self, run, config):
+        """A flood of output never blocks the bot and the log keeps head and tail only."""
+        bot = run("flood", "20", config=limited(config, log_bytes=4000))
+        assert bot.wait(20) == 0
+        log = bot.log()
+        assert bot.log_truncated
+        assert len(log.encode()) < 4000 + 100
+        assert log.startswith("yyyy") and log.endswith("END OF FLOOD\n")
+        assert f"{20 * 1024 * 1024 + 13 - 4000} bytes of output discarded" in log
+
+
+class TestKill:
+    @pytest.mark.parametrize("config", [SANDBOXED, UNSANDBOXED], ids=["bwrap", "unsandboxed"])
+    def test_kill_leaves_no_process(self, run, config):
+        """After kill() no process of the bot's tree survives, even ones that left the session."""
+        bot = run("tree", "2", config=config)
+        daemons = wait_for(bot, "daemon")
+        while len(daemons) < 2 and bot.poll() is None:
+            daemons = wait_for(bot, "daemon")
+        assert len(daemons) == 2, bot.log()
+        if IS_ROOT:
+            assert len(uid_processes(bot.uid)) >= 5
+        bot.kill()
+        assert bot.poll() is not None
+        assert not alive(bot.pid)
+        if IS_ROOT:
+            assert uid_processes(bot.uid) == []
+        if config.mode == "unsandboxed":  # host pids: they must be gone
+            for pid in daemons:
+                assert not alive(int(pid))
+
+    def test_kill_is_idempotent(self, run):
+        """kill() twice is harmless and the status stays."""
+        bot = run("scratch_put", "x")
+        wait_for(bot, "put")
+        bot.kill()
+        status = bot.poll()
+        bot.kill()
+        assert status is not None and bot.poll() == status
+
+    def test_scratch_wiped_bwrap(self, run):
+        """What a bot leaves in its scratch is gone for the next bot."""
+        marker = f"marker-{uuid.uuid4().hex}"
+        first = run("scratch_put", marker)
+        assert wait_for(first, "put") == ["/tmp"]
+        first.kill()
+        second = run("scratch_list")
+        assert second.wait(10) == 0
+        assert results(second, "scratch") == [""] or marker not in second.log()
+        assert not os.path.exists(os.path.join("/tmp", marker))
+
+    def test_scratch_wiped_unsandboxed(self, run):
+        """In unsandboxed mode the host scratch directory is removed by kill()."""
+        first = run("scratch_put", "marker", config=UNSANDBOXED)
+        home = wait_for(first, "put")[0].strip()
+        assert os.path.isfile(os.path.join(home, "marker"))
+        first.kill()
+        assert not os.path.exists(home)
+
+    def test_die_with_parent_thread(self, dirs):
+        """A sandbox started from a thread dies when that thread ends (documented)."""
+        holder: list[BotProcess] = []
+
+        def starter() -> None:
+            bot = BotProcess(
+                [sys.executable, PROBE, "scratch_put", "x"],
+                name="t",
+                bot_dir=None,
+                socket_dir=dirs["sock"],
+                env={},
+                config=SANDBOXED,
+            )
+            bot.start()
+            holder.append(bot)
+
+        thread = threading.Thread(target=starter)
+        thread.start()
+        thread.join()
+        bot = holder[0]
+        try:
+            assert bot.wait(10) is not None
+        finally:
+            bot.kill()
+
+
+class TestUnsandboxed:
+    def test_runs_and_is_not_root(self, run):
+        """The unsandboxed mode runs the bot, as a non-root uid when the referee is root."""
+        bot = run("whoami", config=UNSANDBOXED)
+        assert bot.wait(10) == 0, bot.log()
+        if IS_ROOT:
+            assert results(bot, "uid") == [str(bot.uid)]
+        assert results(bot, "cwd") == [BOTS]
+
+    def test_limits_still_apply(self, run):
+        """rlimits apply without the sandbox too."""
+        bot = run("big_file", "8", config=limited(UNSANDBOXED, file_size_mb=2))
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "write_failed") == ["2 EFBIG"], bot.log()
+
+
+class TestLogBuffer:
+    @given(st.lists(st.binary(max_size=300), max_size=40), st.integers(1, 500))
+    def test_bounded_head_and_tail(self, chunks, limit):
+        """The log keeps exactly the first and last halves of the stream, never more."""
+        buffer = _LogBuffer(limit)
+        for chunk in chunks:
+            buffer.add(chunk)
+        stream = b"".join(chunks)
+        assert buffer.total == len(stream)
+        text = buffer.text()
+        if len(stream) <= limit:
+            assert not buffer.truncated
+            assert text == stream.decode("utf-8", errors="replace")
+        else:
+            assert buffer.truncated
+            head, tail = stream[: limit - limit // 2], stream[len(stream) - limit // 2 :]
+            dropped = len(stream) - len(head) - len(tail)
+            expected = (
+                head.decode("utf-8", errors="replace")
+                + f"\n[... {dropped} bytes of output discarded ...]\n"
+                + tail.decode("utf-8", errors="replace")
+            )
+            assert text == expected
+
+
+class TestConfig:
+    @pytest.mark.parametrize("field", [f.name for f in attrs.fields(Limits)])
+    def test_limits_must_be_positive(self, field):
+        """Every limit rejects zero."""
+        with pytest.raises(ValueError, match=field):
+            Limits(**{field: 0})
