@@ -1,0 +1,1082 @@
+"""Publish a tournament: leaderboards (JSON, CSV, Markdown) and a static HTML site.
+
+:func:`publish` rebuilds everything from the database in a tournament's output directory. The
+pages are plain files that work offline from ``file://``: the charting library is vendored, and
+each game's replay is a ``.js`` file loaded by a script tag (``fetch`` of local files is refused
+by browsers). Every file is written atomically, so a reader never sees half of one.
+
+The functions that compute what a page shows (:func:`leaderboard`, :func:`rating_history`,
+:func:`head_to_head`, :func:`table_statistics`, :func:`bot_view`, :func:`replay_view`, ...)
+are pure: they take records and replays and return plain data, which the templates render.
+The schema of ``leaderboard.json`` and of the CSV/Markdown columns is in ``docs/LEADERBOARD.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+import tempfile
+import time
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import jinja2
+
+from .ratings import DRAW_PROBABILITY, Ratings
+from .records import FaultStatus, GameRecord
+from .replay import load_replay
+from .rules import GAMES, OH_SEVEN
+from .store import Store, StoredGame, StoreError, aggregate
+
+__all__ = [
+    "LEADERBOARD_FORMAT",
+    "LEADERBOARD_VERSION",
+    "CSV_COLUMNS",
+    "PublishError",
+    "slugify",
+    "game_id",
+    "replay_view",
+    "write_atomic",
+]
+
+LEADERBOARD_FORMAT = "ohseven-leaderboard"
+LEADERBOARD_VERSION = 1
+SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+SUIT_ORDER = "SHDC"  # as the rules list them, strongest first
+
+
+class PublishError(Exception):
+    """A tournament directory that cannot be published."""
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def slugify(name: str) -> str:
+    """A file-name-safe, lowercase form of a bot name: ``"Greedy Bot 2"`` -> ``greedy-bot-2``."""
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._").lower()
+    return text or "bot"
+
+
+def unique_slugs(names: Iterable[str]) -> dict[str, str]:
+    """A distinct slug per name, suffixing ``-2``, ``-3``... when two names slug alike."""
+    slugs: dict[str, str] = {}
+    used: set[str] = set()
+    for name in sorted(set(names)):
+        base = slugify(name)
+        slug, n = base, 1
+        while slug in used:
+            n += 1
+            slug = f"{base}-{n}"
+        used.add(slug)
+        slugs[name] = slug
+    return slugs
+
+
+def game_id(match_id: str, game_index: int) -> str:
+    """The identifier of a game in URLs and file names: ``<match>-g<index>``, slugged."""
+    return f"{slugify(match_id)}-g{game_index}"
+
+
+def write_atomic(path: Path, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _rate(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None or math.isnan(value) else round(value, digits)
+
+
+# --------------------------------------------------------------------------- the replay viewer
+
+_JOINS_PREVIOUS = {"deal", "received", "trump"}
+
+
+def _card_rank(card: str) -> int:
+    return int(card[0]) if card[0].isdigit() else -1
+
+
+def replay_view(replay: Mapping[str, Any]) -> dict[str, Any]:
+    """The frames of a replay, one per thing a spectator would want to pause on.
+
+    ``replay`` is a replay as ``referee/replay.py`` writes it (with the private events). A frame
+    is the whole visible state after a group of events: every hand, the current trick, the bids
+    (and every bid attempt of this deal), trump, tricks won and the running totals. ``rounds``
+    and ``tricks`` index the first frame of each round and the frame completing each trick.
+    """
+    players = int(replay["players"])
+    game = replay["game"]
+    state: dict[str, Any] = {
+        "round": 0,
+        "deal": 0,
+        "hand_size": 0,
+        "dealer": None,
+        "trump": None,
+        "trump_card": None,
+        "leader": None,
+        "hands": [[] for _ in range(players)],
+        "passes": [],
+        "attempts": [],
+        "bids": [None] * players,
+        "bonus": [0] * players,
+        "trick": [],
+        "trick_no": 0,
+        "winner": None,
+        "tricks_won": [0] * players,
+        "totals": [0] * players,
+        "points": None,
+        "scored": 0,
+    }
+    frames: list[dict[str, Any]] = []
+    rounds: list[int] = []
+    tricks: list[int] = []
+    sheet: list[dict[str, Any]] = []
+    pending: dict[str, Any] | None = None
+    names = [
+        name or f"seat {seat}" for seat, name in enumerate(replay.get("seats") or [None] * players)
+    ]
+
+    def caption_for(event: Mapping[str, Any]) -> tuple[str, str]:
+        kind = event["type"]
+        if kind in ("round", "deal"):
+            size = state["hand_size"]
+            text = f"Round {state['round'] + 1}: {size} card{'s' if size != 1 else ''} dealt"
+            if state["deal"]:
+                text += f" (redeal {state['deal']})"
+            if game != "oh-seven":
+                trump = state["trump_card"] or "no trump"
+                text += f"; {names[state['dealer']]} deals, trump card {trump}"
+            return "deal", text
+        if kind in ("passed", "received"):
+            return "pass", "Cards passed"
+        if kind in ("bids", "trump"):
+            last = state["attempts"][-1] if state["attempts"] else None
+            if game == "oh-seven" and last is not None:
+                if last["forced"]:
+                    why = {
+                        "sum_seven": "the bids sum to 7",
+                        "identical_top": "two identical top cards",
+                        "sum_seven_identical_top": "the bids sum to 7 and the top cards tie",
+                    }.get(last["forced"], last["forced"])
+                    who = ", ".join(names[s] for s in last["bonus"]) or "nobody"
+                    return (
+                        "rebid",
+                        f"Bid attempt {last['attempt']}: re-bid forced ({why}); "
+                        f"bonus point to {who}",
+                    )
+                top = last["top"][0]
+                return (
+                    "bids",
+                    f"Bid attempt {last['attempt']}: sum {last['sum']}; top bid "
+                    f"{last['cards'][top]} by {names[top]}; trump "
+                    f"{SUIT_NAMES.get(state['trump'] or '', '?')}",
+                )
+            return "bids", "Bids revealed"
+        if kind == "redeal":
+            return "redeal", "Seven forced attempts: the round is dealt again"
+        if kind == "bid":
+            return "bid", f"{names[event['seat']]} bids {event['bid']}"
+        if kind == "play":
+            return "play", f"{names[event['seat']]} plays {event['card']}"
+        if kind == "trick":
+            return (
+                "trick",
+                f"Trick {state['trick_no']} won by {names[event['winner']]}",
+            )
+        if kind == "score":
+            return "score", f"Round {event['round'] + 1} scored"
+        if kind == "game_over":
+            best = [names[s] for s in range(players) if event["ranks"][s] == 1]
+            return "over", "Game over: " + " and ".join(best) + " win" + (
+                "s" if len(best) == 1 else ""
+            )
+        return kind, kind
+
+    def snapshot(event: Mapping[str, Any]) -> None:
+        kind, caption = caption_for(event)
+        frame = {
+            "kind": kind,
+            "caption": caption,
+            "round": state["round"],
+            "deal": state["deal"],
+            "hand_size": state["hand_size"],
+            "dealer": state["dealer"],
+            "trump": state["trump"],
+            "trump_card": state["trump_card"],
+            "hands": [list(hand) for hand in state["hands"]],
+            "passes": [dict(p) for p in state["passes"]],
+            "attempts": [dict(a) for a in state["attempts"]],
+            "bids": list(state["bids"]),
+            "bonus": list(state["bonus"]),
+            "trick": [list(pair) for pair in state["trick"]],
+            "trick_no": state["trick_no"],
+            "winner": state["winner"],
+            "leader": state["leader"],
+            "tricks_won": list(state["tricks_won"]),
+            "totals": list(state["totals"]),
+            "points": None if state["points"] is None else list(state["points"]),
+            "scored": state["scored"],
+        }
+        if kind == "deal" and state["deal"] == 0:
+            rounds.append(len(frames))
+        if kind == "trick":
+            tricks.append(len(frames))
+        frames.append(frame)
+
+    for event in replay["events"]:
+        kind = event["type"]
+        joins = kind in _JOINS_PREVIOUS or (
+            kind == "passed" and pending is not None and pending["type"] in ("passed", "received")
+        )
+        if pending is not None and not joins:
+            snapshot(pending)
+            pending = None
+        if kind == "round":
+            if state["winner"] is not None or state["trick"]:
+                state["trick"] = []
+            state.update(
+                round=event["round"],
+                deal=event.get("deal", 0),
+                hand_size=event["hand_size"],
+                dealer=event.get("dealer"),
+                trump=event.get("trump"),
+                trump_card=event.get("trump_card"),
+                leader=None,
+                passes=[],
+                attempts=[],
+                bids=[None] * players,
+                trick=[],
+                trick_no=0,
+                winner=None,
+                tricks_won=[0] * players,
+                points=None,
+            )
+            if event.get("deal", 0) == 0:
+                state["bonus"] = [0] * players
+            if game != "oh-seven" and event.get("dealer") is not None:
+                state["leader"] = (event["dealer"] + 1) % players
+        elif kind == "deal":
+            state["hands"][event["to"]] = list(event["hand"])
+        elif kind == "passed":
+            giver = event["to"]
+            for card in event["cards"]:
+                state["hands"][giver].remove(card)
+            state["passes"].append(
+                {"giver": giver, "receiver": event["receiver"], "cards": list(event["cards"])}
+            )
+        elif kind == "received":
+            hand = state["hands"][event["to"]] + list(event["cards"])
+            state["hands"][event["to"]] = _sorted_hand(hand, game)
+        elif kind == "bids" and "cards" in event:
+            state["attempts"].append(
+                {
+                    "attempt": event["attempt"],
+                    "cards": list(event["cards"]),
+                    "top": list(event["top"]),
+                    "sum": event["sum"],
+                    "forced": event["forced"],
+                    "bonus": list(event["bonus"]),
+                }
+            )
+            for seat in event["bonus"]:
+                state["bonus"][seat] += 1
+                state["totals"][seat] += 1
+            state["bids"] = [_card_rank(card) for card in event["cards"]]
+        elif kind == "bids":
+            state["bids"] = list(event["bids"])
+        elif kind == "bid":
+            state["bids"][event["seat"]] = event["bid"]
+        elif kind == "trump":
+            state["trump"] = event["suit"]
+            state["leader"] = event["leader"]
+            top = state["attempts"][-1]["cards"][event["leader"]] if state["attempts"] else None
+            state["trump_card"] = top
+        elif kind == "play":
+            if state["winner"] is not None:
+                state["trick"] = []
+                state["winner"] = None
+            state["hands"][event["seat"]].remove(event["card"])
+            state["trick"].append([event["seat"], event["card"]])
+        elif kind == "trick":
+            state["trick_no"] += 1
+            state["winner"] = event["winner"]
+            state["tricks_won"][event["winner"]] += 1
+            state["leader"] = event["winner"]
+        elif kind == "score":
+            state["points"] = list(event["points"])
+            state["totals"] = list(event["totals"])
+            state["scored"] = event["round"] + 1
+            state["trick"] = []
+            state["winner"] = None
+            sheet.append(
+                {
+                    "round": event["round"],
+                    "bids": list(event["bids"]),
+                    "tricks": list(event["tricks"]),
+                    "points": list(event["points"]),
+                    "bonus": list(event.get("bonus") or [0] * players),
+                    "totals": list(event["totals"]),
+                }
+            )
+        elif kind == "game_over":
+            state["totals"] = list(event["totals"])
+        pending = dict(event)
+    if pending is not None:
+        snapshot(pending)
+    result = replay.get("result") or {}
+    return {
+        "game": game,
+        "rules": dict(replay.get("rules") or {}),
+        "seed": replay.get("seed"),
+        "players": names,
+        "result": {
+            "totals": list(result.get("totals", [])),
+            "ranks": list(result.get("ranks", [])),
+        },
+        "faults": [dict(f) for f in replay.get("faults") or []],
+        "sheet": sheet,
+        "frames": frames,
+        "rounds": rounds,
+        "tricks": tricks,
+    }
+
+
+_OH_HELL_RANKS = "23456789TJQKA"
+
+
+def _sorted_hand(cards: list[str], game: str) -> list[str]:
+    def key(card: str) -> tuple[int, int]:
+        rank = int(card[0]) if game == "oh-seven" else _OH_HELL_RANKS.index(card[0])
+        return ("CDHS".index(card[1]), rank)
+
+    return sorted(cards, key=key)
+
+
+def compact_frames(frames: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``frames`` as deltas: each keeps only the keys that changed since the previous one, and
+    ``hands`` only the seats whose hand changed (a ``{"seat": hand}`` map). :func:`expand_frames`
+    (and the viewer's JavaScript) undo it."""
+    out: list[dict[str, Any]] = []
+    previous: Mapping[str, Any] | None = None
+    for frame in frames:
+        if previous is None:
+            out.append(dict(frame))
+        else:
+            delta = {k: v for k, v in frame.items() if k != "hands" and previous.get(k) != v}
+            hands = {
+                str(seat): hand
+                for seat, hand in enumerate(frame["hands"])
+                if hand != previous["hands"][seat]
+            }
+            if hands:
+                delta["hands"] = hands
+            out.append(delta)
+        previous = frame
+    return out
+
+
+def expand_frames(deltas: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The full frames back from :func:`compact_frames`."""
+    frames: list[dict[str, Any]] = []
+    for delta in deltas:
+        if not frames:
+            frames.append(dict(delta))
+            continue
+        frame = dict(frames[-1])
+        for key, value in delta.items():
+            if key == "hands":
+                hands = list(frame["hands"])
+                for seat, hand in value.items():
+                    hands[int(seat)] = hand
+                frame["hands"] = hands
+            else:
+                frame[key] = value
+        frames.append(frame)
+    return frames
+
+
+# --------------------------------------------------------------------------- the tournament
+
+
+@attrs.frozen
+class Tournament:
+    """Everything the site shows, read from the store in one go (see :func:`load_tournament`).
+
+    ``games`` are the finished games in canonical order; ``logs`` maps a match index to each
+    bot's truncated output in that match.
+    """
+
+    name: str
+    game: str
+    seed: int | None
+    config: dict
+    bots: tuple[str, ...]
+    games: tuple[StoredGame, ...]
+    matches_done: int = 0
+    matches_total: int = 0
+    games_total: int = 0
+    logs: dict = attrs.field(factory=dict)
+    digest: str | None = None
+    draw_probability: float | None = None
+    fault_ranks_last: bool = True
+
+    @property
+    def records(self) -> list[GameRecord]:
+        return [stored.record for stored in self.games]
+
+
+def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
+    """Read the tournament in ``output_dir`` from its database (read-only use)."""
+    folder = Path(output_dir)
+    try:
+        store = Store.open(folder, create=False)
+    except StoreError as error:
+        raise PublishError(f"cannot publish {folder}: {error}") from None
+    with store:
+        meta = store.meta()
+        try:
+            config = json.loads(meta.get("config", "{}")) or {}
+        except json.JSONDecodeError:
+            config = {}
+        games = tuple(store.games())
+        db = store.db
+        matches_total, games_total = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
+        ).fetchone()
+        matches_done = sum(1 for status in store.match_status().values() if status == "done")
+        logs = {}
+        for (match_index,) in db.execute("SELECT DISTINCT match_index FROM logs"):
+            logs[match_index] = store.logs(match_index)
+    names: list[str] = []
+    for entry in config.get("bots") or []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+            names.append(entry["name"])
+    for stored in games:
+        names.extend(stored.record.seats)
+    ratings_config = config.get("ratings") if isinstance(config.get("ratings"), Mapping) else {}
+    seed = meta.get("seed")
+    return Tournament(
+        name=str(config.get("name") or folder.resolve().name),
+        game=str(config.get("game") or _game_of(games) or OH_SEVEN),
+        seed=int(seed) if seed is not None and seed.lstrip("-").isdigit() else None,
+        config=config,
+        bots=tuple(dict.fromkeys(names)),
+        games=games,
+        matches_done=matches_done,
+        matches_total=matches_total,
+        games_total=games_total,
+        logs=logs,
+        digest=meta.get("config_digest"),
+        draw_probability=ratings_config.get("draw_probability"),
+        fault_ranks_last=bool(ratings_config.get("fault_ranks_last", True)),
+    )
+
+
+def _game_of(games: Sequence[StoredGame]) -> str | None:
+    for stored in games:
+        game = stored.record.stats.get("game") if isinstance(stored.record.stats, dict) else None
+        if game in GAMES:
+            return game
+    return None
+
+
+def _ratings(tournament: Tournament) -> Ratings:
+    return Ratings(
+        tournament.game,
+        tournament.bots,
+        draw_probability=tournament.draw_probability,
+        fault_ranks_last=tournament.fault_ranks_last,
+    )
+
+
+def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dict[str, Any]]:
+    """The ranking: one row per bot, best conservative score (mu - 3 sigma) first.
+
+    ``ratings`` are the ratings after every game (computed here when not given). The fields are
+    those of ``tourney.Leaderboard`` plus ``slug``, ``average_rank``, ``faults_total`` and
+    ``fault_counts`` (every status, zeros included); see ``docs/LEADERBOARD.md``."""
+    if ratings is None:
+        ratings = _ratings(tournament)
+        for stored in tournament.games:
+            ratings.apply(stored.record)
+    aggregates = aggregate(tournament.records, tournament.bots)
+    slugs = unique_slugs(tournament.bots)
+    rows = []
+    for position, rating in enumerate(ratings.table(), start=1):
+        agg = aggregates[rating.name]
+        faults = dict(agg.faults)
+        rank_sum = sum(rank * count for rank, count in agg.ranks)
+        rows.append(
+            {
+                "rank": position,
+                "name": rating.name,
+                "slug": slugs[rating.name],
+                "mu": round(rating.mu, 6),
+                "sigma": round(rating.sigma, 6),
+                "score": round(rating.score, 6),
+                "games": agg.games,
+                "points": agg.points,
+                "points_per_game": _round(agg.points_per_game, 4),
+                "points_per_round": _round(agg.points_per_round, 4),
+                "wins": agg.wins,
+                "win_rate": _round(_rate(agg.wins, agg.games), 4),
+                "average_rank": _round(_rate(rank_sum, agg.games), 4),
+                "ranks": {str(rank): count for rank, count in agg.ranks},
+                "faults": faults,
+                "faults_total": sum(faults.values()),
+                "fault_counts": {
+                    status.value: faults.get(status.value, 0) for status in FaultStatus
+                },
+                "faulted_games": agg.faulted_games,
+                **{key: _round(value, 4) for key, value in agg.rates().items()},
+            }
+        )
+    return rows
+
+
+def progress(tournament: Tournament) -> dict[str, Any]:
+    """How far the tournament is: games and matches finished of those scheduled."""
+    played = len(tournament.games)
+    total = tournament.games_total
+    return {
+        "games_played": played,
+        "games_total": total,
+        "matches_done": tournament.matches_done,
+        "matches_total": tournament.matches_total,
+        "fraction": _round(_rate(played, total), 4),
+        "complete": bool(total) and played == total,
+    }
+
+
+def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[str, Any]:
+    """The content of ``leaderboard.json`` (schema: ``docs/LEADERBOARD.md``): deterministic,
+    a function of the finished games only (no clock)."""
+    done = progress(tournament)
+    return {
+        "format": LEADERBOARD_FORMAT,
+        "version": LEADERBOARD_VERSION,
+        "tournament": tournament.name,
+        "game": tournament.game,
+        "rules": dict(tournament.config.get("rules") or {}),
+        "seed": tournament.seed,
+        "config_digest": tournament.digest,
+        "games_played": done["games_played"],
+        "games_total": done["games_total"],
+        "matches_done": done["matches_done"],
+        "matches_total": done["matches_total"],
+        "complete": done["complete"],
+        "rating": "trueskill, score = mu - 3 sigma, games in canonical order",
+        "draw_probability": (
+            tournament.draw_probability
+            if tournament.draw_probability is not None
+            else DRAW_PROBABILITY.get(tournament.game)
+        ),
+        "fault_ranks_last": tournament.fault_ranks_last,
+        "bots": bot_rows(tournament, ratings),
+    }
+
+
+#: The columns of ``leaderboard.csv`` and ``leaderboard.md``, in order: (key, heading).
+CSV_COLUMNS = (
+    ("rank", "rank"),
+    ("name", "bot"),
+    ("score", "score"),
+    ("mu", "mu"),
+    ("sigma", "sigma"),
+    ("games", "games"),
+    ("points_per_game", "points/game"),
+    ("wins", "wins"),
+    ("win_rate", "win rate"),
+    ("average_rank", "average rank"),
+    ("faults_total", "faults"),
+)
+
+
+def leaderboard_csv(board: Mapping[str, Any]) -> str:
+    """``leaderboard.csv``: a header row of :data:`CSV_COLUMNS` keys, one row per bot."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([key for key, _ in CSV_COLUMNS])
+    for row in board["bots"]:
+        writer.writerow(["" if row[key] is None else row[key] for key, _ in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def _md_cell(value: object) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value).replace("|", "\\|")
+
+
+def leaderboard_markdown(board: Mapping[str, Any]) -> str:
+    """``leaderboard.md``: a title, the progress line and a table of :data:`CSV_COLUMNS`."""
+    lines = [
+        f"# {board['tournament']}",
+        "",
+        f"{board['game']}, seed {board['seed']}: {board['games_played']} of "
+        f"{board['games_total']} games played{' (complete)' if board['complete'] else ''}. "
+        "Ranked by the TrueSkill score mu - 3 sigma.",
+        "",
+        "| " + " | ".join(heading for _, heading in CSV_COLUMNS) + " |",
+        "|" + "|".join("---" if key == "name" else "---:" for key, _ in CSV_COLUMNS) + "|",
+    ]
+    for row in board["bots"]:
+        lines.append("| " + " | ".join(_md_cell(row[key]) for key, _ in CSV_COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- index page data
+
+
+def rating_history(
+    tournament: Tournament, max_points: int = 400
+) -> tuple[Ratings, dict[str, list[list[float]]]]:
+    """Every bot's rating over the games, replayed in canonical order.
+
+    Returns the final ratings and, per bot, points ``[game number, mu, sigma]``: one at 0 (the
+    prior) and one after each game the bot played (game numbers count finished games, 1-based),
+    thinned to at most ``max_points`` (the last point is always kept).
+    """
+    ratings = _ratings(tournament)
+    history: dict[str, list[list[float]]] = {}
+    for name in tournament.bots:
+        rating = ratings.ratings[name]
+        history[name] = [[0, round(rating.mu, 3), round(rating.sigma, 3)]]
+    for number, stored in enumerate(tournament.games, start=1):
+        ratings.apply(stored.record)
+        for name in stored.record.seats:
+            rating = ratings.ratings[name]
+            history[name].append([number, round(rating.mu, 3), round(rating.sigma, 3)])
+    for name, points in history.items():
+        history[name] = _thin(points, max_points)
+    return ratings, history
+
+
+def _thin(points: list[list[float]], limit: int) -> list[list[float]]:
+    if len(points) <= limit or limit < 2:
+        return points
+    step = (len(points) - 1) / (limit - 1)
+    return [points[round(i * step)] for i in range(limit)]
+
+
+def head_to_head(records: Iterable[GameRecord]) -> dict[str, dict[str, dict[str, Any]]]:
+    """For every ordered pair of bots that met at a table: ``games``, ``ahead`` (games the first
+    finished strictly ahead of the second), ``behind``, ``position`` (mean of the second's rank
+    minus the first's: positive when the first usually finishes ahead) and ``points`` (mean of the
+    first's total minus the second's)."""
+    sums: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    for record in records:
+        seats = record.seats
+        for i, a in enumerate(seats):
+            for j, b in enumerate(seats):
+                if i == j:
+                    continue
+                cell = sums[(a, b)]
+                cell[0] += 1
+                cell[1] += record.ranks[i] < record.ranks[j]
+                cell[2] += record.ranks[i] > record.ranks[j]
+                cell[3] += record.ranks[j] - record.ranks[i]
+                cell[4] += record.totals[i] - record.totals[j]
+    result: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for (a, b), (games, ahead, behind, position, points) in sums.items():
+        result[a][b] = {
+            "games": games,
+            "ahead": ahead,
+            "behind": behind,
+            "position": round(position / games, 3),
+            "points": round(points / games, 3),
+        }
+    return dict(result)
+
+
+def _sum_counts(items: Iterable[Mapping[str, Any]]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for item in items:
+        for key, value in item.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] += value
+    return total
+
+
+def table_statistics(records: Iterable[GameRecord]) -> dict[str, Any]:
+    """The per-table statistics of Board Game Arena over ``records``: games, rounds, players per
+    table, null-bid rate (share of bids equal to 0), average top bid, and the share of rounds
+    whose trump was each suit (``None`` for Oh Hell rounds played without trump)."""
+    games = 0
+    players: Counter[int] = Counter()
+    seats: list[Mapping[str, Any]] = []
+    tables: list[Mapping[str, Any]] = []
+    trumps: Counter[str] = Counter()
+    for record in records:
+        games += 1
+        players[len(record.seats)] += 1
+        stats = record.stats if isinstance(record.stats, Mapping) else {}
+        seats.extend(p for p in stats.get("players") or [] if isinstance(p, Mapping))
+        table = stats.get("table") if isinstance(stats.get("table"), Mapping) else stats
+        tables.append(table)
+        for suit, count in (table.get("trumps") or {}).items():
+            trumps[str(suit)] += int(count)
+    seat_counts = _sum_counts(seats)
+    table_counts = _sum_counts(tables)
+    rounds = table_counts.get("rounds", 0)
+    trump_total = sum(trumps.values())
+    return {
+        "games": games,
+        "rounds": rounds,
+        "players": dict(sorted(players.items())),
+        "bids": seat_counts.get("bids", 0),
+        "null_bid_rate": _round(_rate(seat_counts.get("zero_bids", 0), seat_counts.get("bids", 0))),
+        "average_top_bid": _round(
+            _rate(table_counts.get("top_bid_sum", 0), table_counts.get("top_bid_rounds", 0)), 3
+        ),
+        "trump_rates": {
+            suit: _round(_rate(trumps.get(suit, 0), trump_total)) for suit in SUIT_ORDER
+        }
+        | ({"none": _round(_rate(trumps["none"], trump_total))} if trumps.get("none") else {}),
+        "rebid_rate": _round(_rate(table_counts.get("rebids", 0), rounds)),
+    }
+
+
+# --------------------------------------------------------------------------- games and bot pages
+
+
+def game_rows(
+    games: Iterable[StoredGame], slugs: Mapping[str, str], replays: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """One row per game for the games tables; ``replays`` are the ids of games with a replay."""
+    have = set(replays)
+    rows = []
+    for stored in games:
+        record = stored.record
+        faults = Counter(fault.seat for fault in record.faults)
+        ident = game_id(record.match_id, record.game_index)
+        rows.append(
+            {
+                "canonical": stored.canonical_index,
+                "id": ident,
+                "match_id": record.match_id,
+                "game_index": record.game_index,
+                "seed": record.seed,
+                "players": [
+                    {
+                        "name": name,
+                        "slug": slugs.get(name, slugify(name)),
+                        "total": record.totals[seat],
+                        "rank": record.ranks[seat],
+                        "faults": faults.get(seat, 0),
+                    }
+                    for seat, name in enumerate(record.seats)
+                ],
+                "faults": len(record.faults),
+                "replay": ident in have,
+            }
+        )
+    return rows
+
+
+def _bid_tricks(records: Iterable[GameRecord], name: str) -> Counter[tuple[int, int]]:
+    pairs: Counter[tuple[int, int]] = Counter()
+    for record in records:
+        stats = record.stats if isinstance(record.stats, Mapping) else {}
+        players = stats.get("players") or []
+        for seat, bot in enumerate(record.seats):
+            if bot != name or seat >= len(players) or not isinstance(players[seat], Mapping):
+                continue
+            for pair in players[seat].get("bid_tricks") or []:
+                bid, won = pair[0], pair[1]
+                pairs[(int(bid), int(won))] += int(pair[2]) if len(pair) > 2 else 1
+    return pairs
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def bot_view(
+    tournament: Tournament,
+    row: Mapping[str, Any],
+    h2h: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    slugs: Mapping[str, str],
+    log_chars: int = 4000,
+) -> dict[str, Any]:
+    """What the page of one bot shows: its statistics, finishing positions, bids against tricks,
+    head-to-head rows, faults (with the end of its output in each match where it faulted) and
+    the canonical indices of its games."""
+    name = row["name"]
+    mine = [stored for stored in tournament.games if name in stored.record.seats]
+    agg = aggregate((stored.record for stored in mine), [name])[name]
+    rates = agg.rates()
+    stat_rows = [
+        ("Points per round", _number(agg.points_per_round), "total points / rounds played"),
+        ("Points per game", _number(agg.points_per_game), "total points / games played"),
+        ("Zero-bid rate", _percent(rates["zero_bid_rate"]), "share of its bids equal to 0"),
+        ("Top-bid rate", _percent(rates["top_bid_rate"]), "share of rounds it had the top bid"),
+        ("Bid-fill rate", _percent(rates["bid_fill_rate"]), "share of rounds with bid = tricks"),
+        ("Overflow rate", _percent(rates["overflow_rate"]), "share of rounds with bid < tricks"),
+        ("Underfill rate", _percent(rates["underfill_rate"]), "share of rounds with bid > tricks"),
+        ("Win rate", _percent(_rate(agg.wins, agg.games)), "games ranked first (ties count)"),
+        ("Rounds", str(agg.rounds), "rounds played"),
+        ("Bids", str(agg.count("bids")), "bids counted in the statistics"),
+    ]
+    table_size = max((len(stored.record.seats) for stored in mine), default=0)
+    ranks = dict(agg.ranks)
+    faults = []
+    fault_matches: dict[int, str] = {}
+    for stored in mine:
+        record = stored.record
+        for fault in record.faults:
+            if 0 <= fault.seat < len(record.seats) and record.seats[fault.seat] == name:
+                faults.append(
+                    {
+                        "canonical": stored.canonical_index,
+                        "game_id": game_id(record.match_id, record.game_index),
+                        "match_id": record.match_id,
+                        "game_index": record.game_index,
+                        "status": fault.status.value,
+                        "detail": fault.detail,
+                    }
+                )
+                fault_matches[stored.match_index] = record.match_id
+    logs = []
+    for match_index, match_id in sorted(fault_matches.items()):
+        text = (tournament.logs.get(match_index) or {}).get(name, "")
+        if text.strip():
+            clipped = text if len(text) <= log_chars else "…" + text[-log_chars:]
+            logs.append({"match_id": match_id, "text": clipped})
+    opponents = [
+        {"name": other, "slug": slugs.get(other, slugify(other)), **cell}
+        for other, cell in sorted(h2h.get(name, {}).items())
+    ]
+    pairs = _bid_tricks((stored.record for stored in mine), name)
+    return {
+        "name": name,
+        "stat_rows": stat_rows,
+        "ranks": [[rank, ranks.get(rank, 0)] for rank in range(1, table_size + 1)],
+        "bid_tricks": [[bid, won, n] for (bid, won), n in sorted(pairs.items())],
+        "opponents": opponents,
+        "faults": faults,
+        "logs": logs,
+        "games": [stored.canonical_index for stored in mine],
+    }
+
+
+# --------------------------------------------------------------------------- the site
+
+TEMPLATES = Path(__file__).parent / "templates"
+STATIC = Path(__file__).parent / "static"
+STATIC_FILES = ("style.css", "site.js", "replay.js", "chart.umd.min.js", "chart.js-LICENSE.md")
+REPLAY_DATA = "replay-data"  # <output>/replay-data/<game id>.js, one per game with a replay
+
+
+def config_items(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The configuration as short ``key: value`` pairs for the index (bots and paths left out)."""
+    items: list[tuple[str, str]] = []
+    skip = {"bots", "name", "output", "seed", "game"}
+    for key, value in config.items():
+        if key in skip:
+            continue
+        if isinstance(value, Mapping):
+            for sub, inner in value.items():
+                if isinstance(inner, Mapping | list):
+                    inner = json.dumps(inner, sort_keys=True)
+                items.append((f"{key}.{sub}", str(inner)))
+        elif isinstance(value, list):
+            items.append((key, ", ".join(str(v) for v in value)))
+        else:
+            items.append((key, str(value)))
+    return items
+
+
+def _heat(position: float) -> str:
+    strength = min(1.0, abs(position) / 1.5)
+    if position > 0:
+        return f"rgba(43, 138, 62, {0.1 + 0.5 * strength:.2f})"
+    if position < 0:
+        return f"rgba(192, 57, 43, {0.1 + 0.5 * strength:.2f})"
+    return "transparent"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(["html"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(fmt=_number, heat=_heat)
+    return env
+
+
+def _find_replay(output: Path, path: str) -> Path | None:
+    given = Path(path)
+    for candidate in (given, output / given, output / "replays" / given.name):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def replay_script(ident: str, record: GameRecord, replay: Mapping[str, Any]) -> str:
+    """The ``.js`` file of one game's replay: a call of ``ohsevenReplay`` with its frames."""
+    view = replay_view(replay)
+    view["frames"] = compact_frames(view["frames"])
+    view.update(id=ident, match_id=record.match_id, game_index=record.game_index)
+    text = json.dumps(view, separators=(",", ":"), ensure_ascii=True)
+    return "ohsevenReplay(" + text.replace("</", "<\\/") + ");\n"
+
+
+def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> list[Path]:
+    """Rebuild the leaderboards and the site of the tournament in ``output_dir``.
+
+    Returns every file written. Replay pages of games already published are kept (a finished
+    game never changes), so calling this during a tournament costs one pass over the database
+    plus the rendering, and the replays of the new games only.
+    """
+    output = Path(output_dir)
+    tournament = load_tournament(output)
+    ratings, history = rating_history(tournament)
+    board = leaderboard(tournament, ratings)
+    written: list[Path] = []
+
+    def write(relative: str, data: str | bytes) -> None:
+        path = output / relative
+        if path.is_file() and path.read_bytes() == (
+            data.encode("utf-8") if isinstance(data, str) else data
+        ):
+            return
+        written.append(write_atomic(path, data))
+
+    write("leaderboard.json", json.dumps(board, indent=2) + "\n")
+    write("leaderboard.csv", leaderboard_csv(board))
+    write("leaderboard.md", leaderboard_markdown(board))
+    for name in STATIC_FILES:
+        write(f"static/{name}", (STATIC / name).read_bytes())
+
+    replays: list[str] = []
+    for stored in tournament.games:
+        record = stored.record
+        if not record.replay_path:
+            continue
+        ident = game_id(record.match_id, record.game_index)
+        target = output / REPLAY_DATA / f"{ident}.js"
+        if target.is_file():
+            replays.append(ident)
+            continue
+        source = _find_replay(output, record.replay_path)
+        if source is None:
+            continue
+        try:
+            script = replay_script(ident, record, load_replay(source))
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            continue  # an unreadable replay: the game is listed without one
+        written.append(write_atomic(target, script))
+        replays.append(ident)
+
+    slugs = {row["name"]: row["slug"] for row in board["bots"]}
+    games = game_rows(tournament.games, slugs, replays)
+    h2h = head_to_head(tournament.records)
+    stats = table_statistics(tournament.records)
+    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
+    site = {"name": tournament.name, "generated": generated}
+    env = _environment()
+    done = progress(tournament)
+    order = [row["name"] for row in board["bots"]]
+    trump_rows = [
+        {"suit": suit, "label": f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}", "rate": rate}
+        for suit, rate in stats["trump_rates"].items()
+        if suit in SUIT_NAMES and rate is not None
+    ]
+    index = env.get_template("index.html").render(
+        root="",
+        site=site,
+        board=board,
+        progress=done,
+        config_items=config_items(tournament.config),
+        fault_statuses=[status.value for status in FaultStatus],
+        h2h=h2h,
+        h2h_bots=order,
+        table_rows=_table_rows(stats),
+        trump_rows=trump_rows,
+        games=list(reversed(games))[:20],
+        page_data={
+            "history": [{"name": name, "points": history[name]} for name in order],
+            "trumps": trump_rows,
+        },
+    )
+    write("index.html", index)
+    write(
+        "games.html",
+        env.get_template("games.html").render(root="", site=site, games=games),
+    )
+    write("replay.html", env.get_template("replay.html").render(root="", site=site))
+    by_canonical = {row["canonical"]: row for row in games}
+    bot_template = env.get_template("bot.html")
+    for row in board["bots"]:
+        view = bot_view(tournament, row, h2h, slugs)
+        pairs = view["bid_tricks"]
+        page = bot_template.render(
+            root="../",
+            site=site,
+            bot=row,
+            bots_total=len(board["bots"]),
+            view=view,
+            games=[by_canonical[index] for index in reversed(view["games"])],
+            page_data={
+                "ranks": view["ranks"],
+                "bid_tricks": pairs,
+                "bid_tricks_max": max((n for _, _, n in pairs), default=1),
+            },
+        )
+        write(f"bots/{row['slug']}.html", page)
+    return written
+
+
+SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
+    players = ", ".join(f"{n} players: {count}" for n, count in stats["players"].items())
+    rows = [
+        ("Games", str(stats["games"])),
+        ("Rounds", str(stats["rounds"])),
+        ("Tables", players or "–"),
+        ("Null-bid rate", _percent(stats["null_bid_rate"])),
+        ("Average top bid", _number(stats["average_top_bid"])),
+        ("Forced re-bids per round", _number(stats["rebid_rate"])),
+    ]
+    for suit, rate in stats["trump_rates"].items():
+        label = (
+            f"Trump {SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if suit in SUIT_NAMES else "No trump"
+        )
+        rows.append((label, _percent(rate)))
+    return rows
