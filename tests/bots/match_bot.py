@@ -4,7 +4,8 @@
 receives let it track its hand (it exits with code 5 if a legal card is not in the tracked
 hand). The other modes misbehave once, on a given request, and otherwise play like ``random``:
 ``timeout``, ``crash``, ``garbage``, ``wrong_id``, ``old_id``, ``illegal``, ``badtype``,
-``hang`` (never replies again), ``silent`` (never says hello), ``always_timeout``.
+``hang`` (never replies again), ``silent`` (never says hello), ``badsecret`` (says hello with
+a wrong secret and prints the answer), ``always_timeout``.
 """
 
 import os
@@ -28,11 +29,18 @@ def main() -> int:
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(os.environ["OHSEVEN_ENDPOINT"])
     secret = os.environ["OHSEVEN_SECRET"]
+    if MODE == "badsecret":
+        sock.send(msgpack.packb({"type": "hello", "protocol": 1, "secret": "x" + secret}))
+        answer = msgpack.unpackb(sock.recv())
+        print(f"answer: {answer}", flush=True)
+        time.sleep(60)
+        return 0
     sock.send(msgpack.packb({"type": "hello", "protocol": 1, "secret": secret, "bot": MODE}))
     welcome = msgpack.unpackb(sock.recv())
     assert welcome["type"] == "welcome", welcome
     rng = random.Random(7)
     hand: list = []
+    seat = -1
     previous_id = None
     count = 0
 

@@ -1,0 +1,299 @@
+"""The referee side of the wire protocol: decoding, the connection state machine, moves, events."""
+
+from __future__ import annotations
+
+import random
+
+import msgpack
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ohseven.referee import protocol as wire
+from ohseven.referee.records import FaultStatus
+from ohseven.referee.rules import Phase, new_game
+
+
+def pack(message: object) -> bytes:
+    return msgpack.packb(message, use_bin_type=True)
+
+
+def move(ident: int, value: object) -> bytes:
+    return pack({"type": "move", "id": ident, "move": value})
+
+
+HELLO = {"type": "hello", "protocol": 1, "secret": "s3cret", "bot": "test 1.0"}
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=20,
+)
+
+
+class TestDecode:
+    def test_hello(self):
+        """A well-formed hello decodes to a Hello with its fields."""
+        assert wire.decode(pack(HELLO)) == wire.Hello(1, "s3cret", "test 1.0")
+
+    def test_move(self):
+        """A well-formed move decodes to its id and raw wire move."""
+        assert wire.decode(move(7, ["3H", "7C"])) == wire.MoveReply(7, ["3H", "7C"])
+
+    def test_unknown_keys_are_ignored(self):
+        """Extra keys do not make a message malformed (forward compatibility)."""
+        assert wire.decode(pack({**HELLO, "extra": [1, {"a": None}]})) == wire.Hello(
+            1, "s3cret", "test 1.0"
+        )
+
+    @pytest.mark.parametrize(
+        "frame",
+        [
+            b"",
+            b"\xc1garbage",
+            pack([1, 2, 3]),
+            pack("move"),
+            pack({"type": "move", "id": 1}) + b"\x00",  # trailing bytes
+            pack({"type": "nonsense"}),
+            pack({"type": "move", "id": True, "move": "3H"}),  # bool is not an int
+            pack({"type": "move", "id": 0, "move": "3H"}),
+            pack({"type": "move", "id": -4, "move": "3H"}),
+            pack({"type": "move", "id": 1.0, "move": "3H"}),
+            pack({"type": "move", "id": "1", "move": "3H"}),
+            pack({"type": "move", "id": 1}),
+            pack({"type": "move", "id": 1, "move": b"3H"}),  # bin, not str
+            pack({b"type": "move", "id": 1, "move": "3H"}),  # bin key
+            pack({1: "move"}),  # non-string key
+            pack({"type": "move", "id": 1, "move": msgpack.ExtType(3, b"xy")}),
+            pack({"type": "hello", "protocol": True, "secret": "s"}),
+            pack({"type": "hello", "protocol": 1, "secret": 5}),
+            pack({"type": "hello", "protocol": 1, "secret": "s", "bot": "x" * 65}),
+            pack({"type": "move", "id": 1, "move": list(range(65))}),  # list too long
+            b"\xdd\xff\xff\xff\xff",  # array header claiming 4 G items
+        ],
+    )
+    def test_malformed(self, frame):
+        """Every frame that is not a well-shaped message is classified malformed."""
+        result = wire.decode(frame)
+        assert type(result) is wire.Invalid
+        assert result.status is FaultStatus.MALFORMED
+
+    def test_too_large(self):
+        """A frame over 64 KiB is malformed even if it is valid msgpack."""
+        frame = pack({"type": "move", "id": 1, "move": "x" * wire.MAX_FRAME})
+        assert wire.decode(frame).status is FaultStatus.MALFORMED
+
+    def test_nesting_limit(self):
+        """Nesting up to MAX_DEPTH levels is accepted, one more is malformed."""
+
+        def nested(depth: int) -> dict:
+            value: object = "3H"
+            for _ in range(depth - 1):
+                value = [value]
+            return {"type": "move", "id": 1, "move": value}
+
+        assert type(wire.decode(pack(nested(wire.MAX_DEPTH)))) is wire.MoveReply
+        assert wire.decode(pack(nested(wire.MAX_DEPTH + 1))).status is FaultStatus.MALFORMED
+
+    def test_very_deep_nesting(self):
+        """Thousands of nested arrays in 64 KiB neither raise nor recurse."""
+        frame = b"\x81\xa4move" + b"\x91" * 60000 + b"\xc0"
+        assert wire.decode(frame).status is FaultStatus.MALFORMED
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.binary(max_size=300))
+    def test_any_bytes(self, frame):
+        """Arbitrary bytes never raise: they decode to a message or an Invalid."""
+        assert type(wire.decode(frame)) in (wire.Hello, wire.MoveReply, wire.Invalid)
+
+    @settings(max_examples=300, deadline=None)
+    @given(plain, st.sampled_from(["move", "hello", "x"]))
+    def test_any_structure(self, value, kind):
+        """Arbitrary msgpack values in any field never raise."""
+        frame = pack({"type": kind, "id": value, "move": value, "secret": value, "bot": value})
+        assert type(wire.decode(frame)) in (wire.Hello, wire.MoveReply, wire.Invalid)
+
+
+def request_for(game, seat: int, ident: int) -> wire.Request:
+    codec = wire.MoveCodec(game)
+    legal, count = codec.legal_to_wire(seat)
+    return wire.Request(
+        id=ident,
+        seat=seat,
+        kind=game.phase.value,
+        legal=legal,
+        count=count,
+        sent=0.0,
+        deadline=1.0,
+        bank_ms=0,
+        legal_set=frozenset(legal) if count == 0 else frozenset(),
+    )
+
+
+class TestConnection:
+    def make(self) -> wire.Connection:
+        connection = wire.Connection("bot", "s3cret")
+        assert connection.hello(wire.Hello(1, "s3cret", "label")) is not None
+        return connection
+
+    def test_hello_welcome(self):
+        """A hello with the right secret gets a welcome naming the bot and makes it READY."""
+        connection = wire.Connection("mybot", "s3cret")
+        answer = connection.hello(wire.Hello(1, "s3cret", "label"))
+        assert msgpack.unpackb(answer) == {"type": "welcome", "protocol": 1, "name": "mybot"}
+        assert connection.state is wire.State.READY
+        assert connection.label == "label"
+
+    @pytest.mark.parametrize("hello", [wire.Hello(1, "wrong", ""), wire.Hello(2, "s3cret", "")])
+    def test_hello_refused(self, hello):
+        """A wrong secret or protocol version is refused and the state does not change."""
+        connection = wire.Connection("bot", "s3cret")
+        assert connection.hello(hello) is None
+        assert connection.state is wire.State.AWAITING_HELLO
+
+    def test_second_hello_is_protocol_fault(self):
+        """A hello on a READY connection is a protocol fault."""
+        result = self.make().receive(wire.Hello(1, "s3cret", ""), None)
+        assert result.status is FaultStatus.PROTOCOL
+
+    def test_request_reply_cycle(self):
+        """A request makes it AWAITING_MOVE; the right reply is Accepted and converted."""
+        game = new_game("oh-seven", 3, 1)
+        connection = self.make()
+        request = request_for(game, 0, 5)
+        frame = connection.request(request, [])
+        sent = msgpack.unpackb(frame)
+        assert sent["id"] == 5 and sent["kind"] == "bid" and sent["legal"] == request.legal
+        assert connection.state is wire.State.AWAITING_MOVE
+        result = connection.receive(wire.MoveReply(5, request.legal[0]), wire.MoveCodec(game))
+        assert type(result) is wire.Accepted
+        assert result.move == game.deck.parse(request.legal[0])
+        connection.answered()
+        assert connection.state is wire.State.READY
+        again = connection.receive(wire.MoveReply(5, request.legal[0]), wire.MoveCodec(game))
+        assert again == wire.Late(5)
+
+    def test_late_reply_discarded(self):
+        """A reply to an expired request is Late, and the state stays READY."""
+        game = new_game("oh-seven", 3, 1)
+        connection = self.make()
+        connection.request(request_for(game, 0, 9), [])
+        connection.expire()
+        assert connection.receive(wire.MoveReply(9, "0C"), wire.MoveCodec(game)) == wire.Late(9)
+        assert connection.state is wire.State.READY
+
+    def test_unknown_id_while_awaiting(self):
+        """A reply to an id never sent is a protocol fault."""
+        game = new_game("oh-seven", 3, 1)
+        connection = self.make()
+        connection.request(request_for(game, 0, 9), [])
+        result = connection.receive(wire.MoveReply(10, "0C"), wire.MoveCodec(game))
+        assert result.status is FaultStatus.PROTOCOL
+
+    def test_unsolicited_move(self):
+        """A move when nothing is asked is a protocol fault."""
+        result = self.make().receive(wire.MoveReply(1, "0C"), None)
+        assert result.status is FaultStatus.PROTOCOL
+
+    def test_closed_ignores_everything(self):
+        """A closed connection ignores every message."""
+        connection = self.make()
+        connection.close()
+        assert connection.receive(wire.MoveReply(1, "0C"), None) is None
+        assert connection.receive(wire.Invalid(FaultStatus.MALFORMED, "x"), None) is None
+
+    def test_referee_misuse_raises(self):
+        """Requesting on a connection that is not READY is the referee's error."""
+        game = new_game("oh-seven", 3, 1)
+        connection = wire.Connection("bot", "s")
+        with pytest.raises(wire.ProtocolStateError, match="awaiting_hello"):
+            connection.request(request_for(game, 0, 1), [])
+
+
+class TestMoveCodec:
+    @settings(max_examples=30, deadline=None)
+    @given(
+        st.sampled_from(
+            [("oh-seven", 2, {}), ("oh-seven", 6, {"passing": True}), ("oh-hell", 4, {})]
+            + [("oh-hell", 3, {"simultaneous_bids": True, "hand_order": "down"})]
+        ),
+        st.integers(0, 2**32),
+    )
+    def test_wire_round_trip(self, table, seed):
+        """Every move a random game makes survives to_wire -> from_wire against its request."""
+        name, players, options = table
+        game = new_game(name, players, seed, options)
+        codec = wire.MoveCodec(game)
+        rng = random.Random(seed)
+        ident = 0
+        while not game.is_over:
+            for seat in game.to_act:
+                ident += 1
+                request = request_for(game, seat, ident)
+                choice = rng.choice(list(game.legal_moves(seat)))
+                sent = codec.move_to_wire(request.kind, choice)
+                back = codec.move_from_wire(request, sent)
+                assert back == (tuple(sorted(choice)) if request.kind == "pass" else choice)
+                game.push(seat, back)
+                break
+
+    def test_kinds_of_fault(self):
+        """Wrong types are malformed; right types that are not legal are illegal."""
+        game = new_game("oh-seven", 3, 4, {"passing": True})
+        codec = wire.MoveCodec(game)
+        bid = request_for(game, 0, 1)
+        hand = bid.legal
+        outside = next(n for n in game.deck.names if n not in hand)
+        assert codec.move_from_wire(bid, 3).status is FaultStatus.MALFORMED
+        assert codec.move_from_wire(bid, outside).status is FaultStatus.ILLEGAL
+        assert codec.move_from_wire(bid, "ZZ").status is FaultStatus.ILLEGAL
+        while game.phase is not Phase.PASS:
+            for seat in game.to_act:
+                game.push(seat, game.legal_moves(seat)[0])
+                break
+        passing = request_for(game, 0, 2)
+        assert passing.kind == "pass" and passing.count == 1
+        assert codec.move_from_wire(passing, passing.legal[0]).status is FaultStatus.MALFORMED
+        assert codec.move_from_wire(passing, passing.legal[:2]).status is FaultStatus.ILLEGAL
+        elsewhere = next(n for n in game.deck.names if n not in passing.legal)
+        assert codec.move_from_wire(passing, [elsewhere]).status is FaultStatus.ILLEGAL
+        hell = new_game("oh-hell", 3, 1)
+        seat = hell.to_act[0]
+        request = request_for(hell, seat, 3)
+        assert request.legal == [0, 1]
+        assert wire.MoveCodec(hell).move_from_wire(request, True).status is FaultStatus.MALFORMED
+        assert wire.MoveCodec(hell).move_from_wire(request, 2).status is FaultStatus.ILLEGAL
+
+
+class TestEventFeed:
+    @settings(max_examples=20, deadline=None)
+    @given(st.integers(2, 9), st.integers(0, 2**32), st.booleans())
+    def test_each_seat_sees_its_share(self, players, seed, passing):
+        """Each seat gets every public event and only its own private ones, in order, once."""
+        game = new_game("oh-seven", players, seed, {"passing": passing})
+        feeds = [wire.EventFeed(game, s) for s in range(players)]
+        seen: list[list[dict]] = [[] for _ in range(players)]
+        rng = random.Random(seed)
+        while not game.is_over:
+            seat = rng.choice(range(players))
+            seen[seat].extend(feeds[seat].take())
+            for actor in game.to_act:
+                game.push(actor, rng.choice(list(game.legal_moves(actor))))
+                break
+        for seat in range(players):
+            seen[seat].extend(feeds[seat].take())
+            expected = [
+                {k: v for k, v in e.items() if k != "to"}
+                for e in game.events
+                if e.get("to", seat) == seat
+            ]
+            assert seen[seat] == expected
+            assert all("to" not in e for e in seen[seat])
+            assert feeds[seat].take() == []
+
+    def test_prefix_first(self):
+        """The prefix events come before the game's own events."""
+        game = new_game("oh-hell", 3, 2)
+        feed = wire.EventFeed(game, 1, prefix=[{"type": "game", "seat": 1}])
+        events = feed.take()
+        assert events[0] == {"type": "game", "seat": 1}
+        assert events[1]["type"] == "round"
