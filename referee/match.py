@@ -27,8 +27,10 @@ import zmq
 
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec
+from .replay import save_replay, to_replay
 from .rules import Game, RulesError, new_game
 from .sandbox import BotProcess, BotStartError, SandboxConfig
+from .stats import game_statistics
 
 __all__ = ["play_match", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
 
@@ -141,8 +143,10 @@ class _Referee:
         config: SandboxConfig,
         max_restarts: int,
         drop_after_faults: int,
+        replay_dir: str | None = None,
     ) -> None:
         self.spec = spec
+        self.replay_dir = replay_dir
         self.config = config
         self.max_restarts = max_restarts
         self.drop_after_faults = drop_after_faults
@@ -386,9 +390,13 @@ class _Referee:
             totals=result.totals,
             ranks=result.ranks,
             faults=tuple(state.faults),
-            stats=_statistics(game),
+            stats=game_statistics(game),
             seconds=round(time.monotonic() - started, 6),
         )
+        if self.replay_dir is not None:
+            path = _replay_path(self.replay_dir, spec.match_id, index)
+            save_replay(path, to_replay(game, record.seats, record.faults))
+            record = attrs.evolve(record, replay_path=path)
         return record
 
     def _loop(self, state: _GameState) -> None:
@@ -464,16 +472,9 @@ class _Referee:
         return {bot.spec.name: "\n".join(log for log in bot.logs if log) for bot in self.bots}
 
 
-def _statistics(game: Game) -> dict:
-    try:
-        from .stats import game_statistics
-    except ImportError:
-        return {}
-    return game_statistics(game)
-
-
-def _save_replay(game: Game, record: GameRecord, replay_dir: str) -> str | None:
-    return None
+def _replay_path(replay_dir: str, match_id: str, index: int) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id) or "match"
+    return os.path.join(replay_dir, f"{safe}-game{index:03d}.json")
 
 
 def play_match(
@@ -488,7 +489,7 @@ def play_match(
     """Play every game of ``spec`` at one table and return the records, bots' logs included."""
     _check_spec(spec)
     config = sandbox if sandbox is not None else SandboxConfig(mode="bwrap")
-    referee = _Referee(spec, config, max_restarts, drop_after_faults)
+    referee = _Referee(spec, config, max_restarts, drop_after_faults, replay_dir)
     games: list[GameRecord] = []
     logs: dict[str, Any] = {}
     try:

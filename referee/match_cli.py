@@ -181,14 +181,12 @@ def summarise(result: MatchResult) -> dict:
 
 
 def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
-    """Rounds where ``seat`` made its bid, and rounds, from a game's statistics if present."""
-    players = stats.get("players") if isinstance(stats, dict) else None
-    if isinstance(players, list) and seat < len(players) and isinstance(players[seat], dict):
-        player = players[seat]
-        rounds = player.get("rounds")
-        rate = player.get("bid_fill_rate")
-        if isinstance(rounds, int) and isinstance(rate, (int, float)):
-            return round(rate * rounds), rounds
+    """Rounds where ``seat`` made its bid exactly, and rounds, from ``stats.game_statistics``."""
+    seats = stats.get("seats") if isinstance(stats, dict) else None
+    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
+        fills, rounds = seats[seat].get("fills"), seats[seat].get("rounds")
+        if isinstance(fills, int) and isinstance(rounds, int):
+            return fills, rounds
     return 0, 0
 
 

@@ -25,6 +25,7 @@ import msgpack
 
 from .cards import Deck
 from .records import FaultStatus
+from .replay import move_to_wire
 from .rules import OH_HELL, Game, Phase
 
 __all__ = [
@@ -243,11 +244,7 @@ class MoveCodec:
         return [names[c] for c in legal], 0
 
     def move_to_wire(self, kind: str, move: Any) -> Any:
-        if kind == "pass":
-            return [self.names[c] for c in move]
-        if kind == "bid" and self.numeric_bids:
-            return move
-        return self.names[move]
+        return move_to_wire(self.game, kind, move)
 
     def move_from_wire(self, request: Request, wire: Any) -> Any | Invalid:
         """The engine move for ``wire`` in answer to ``request``, or why it is not one."""
