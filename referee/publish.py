@@ -34,6 +34,7 @@ from .ratings import DRAW_PROBABILITY, Ratings
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
 from .rules import GAMES, OH_SEVEN
+from .stats import combine_seat_counts
 from .store import Store, StoredGame, StoreError, aggregate
 
 __all__ = [
@@ -524,10 +525,12 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
         for stored in tournament.games:
             ratings.apply(stored.record)
     aggregates = aggregate(tournament.records, tournament.bots)
+    statistics = bot_statistics(tournament.records)
     slugs = unique_slugs(tournament.bots)
     rows = []
     for position, rating in enumerate(ratings.table(), start=1):
         agg = aggregates[rating.name]
+        stats = statistics.get(rating.name) or dict.fromkeys(RATE_KEYS)
         faults = dict(agg.faults)
         rank_sum = sum(rank * count for rank, count in agg.ranks)
         rows.append(
@@ -541,7 +544,7 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
                 "games": agg.games,
                 "points": agg.points,
                 "points_per_game": _round(agg.points_per_game, 4),
-                "points_per_round": _round(agg.points_per_round, 4),
+                "points_per_round": _round(stats["points_per_round"], 4),
                 "wins": agg.wins,
                 "win_rate": _round(_rate(agg.wins, agg.games), 4),
                 "average_rank": _round(_rate(rank_sum, agg.games), 4),
@@ -552,7 +555,7 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
                     status.value: faults.get(status.value, 0) for status in FaultStatus
                 },
                 "faulted_games": agg.faulted_games,
-                **{key: _round(value, 4) for key, value in agg.rates().items()},
+                **{key: _round(stats[key], 4) for key in RATE_KEYS[1:]},
             }
         )
     return rows
@@ -715,51 +718,83 @@ def head_to_head(records: Iterable[GameRecord]) -> dict[str, dict[str, dict[str,
     return dict(result)
 
 
-def _sum_counts(items: Iterable[Mapping[str, Any]]) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for item in items:
-        for key, value in item.items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                total[key] += value
-    return total
+def _table_stats(record: GameRecord) -> Mapping[str, Any]:
+    stats = record.stats if isinstance(record.stats, Mapping) else {}
+    table = stats.get("table")
+    return table if isinstance(table, Mapping) else {}
+
+
+def _seat_stats(record: GameRecord, seat: int) -> Mapping[str, Any] | None:
+    stats = record.stats if isinstance(record.stats, Mapping) else {}
+    seats = stats.get("seats")
+    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], Mapping):
+        return seats[seat]
+    return None
+
+
+RATE_KEYS = (
+    "points_per_round",
+    "zero_bid_rate",
+    "top_bid_rate",
+    "bid_fill_rate",
+    "overflow_rate",
+    "underfill_rate",
+)
+
+
+def bot_statistics(records: Iterable[GameRecord]) -> dict[str, dict[str, Any]]:
+    """The Board Game Arena statistics of every bot over ``records``: its per-seat counts (see
+    ``stats.py``) summed over every seat it held, with the rates per round (``None`` without
+    any scored round)."""
+    seats: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        for seat, bot in enumerate(record.seats):
+            counts = _seat_stats(record, seat)
+            if counts is not None:
+                seats[bot].append(counts)
+    result = {}
+    for bot, items in seats.items():
+        combined = combine_seat_counts(items)
+        if not combined["rounds"]:
+            combined.update(dict.fromkeys(RATE_KEYS))
+        result[bot] = combined
+    return result
 
 
 def table_statistics(records: Iterable[GameRecord]) -> dict[str, Any]:
-    """The per-table statistics of Board Game Arena over ``records``: games, rounds, players per
-    table, null-bid rate (share of bids equal to 0), average top bid, and the share of rounds
-    whose trump was each suit (``None`` for Oh Hell rounds played without trump)."""
+    """The per-table statistics of Board Game Arena over ``records``: games, scored rounds,
+    tables by number of players, null-bid rate (share of accepted bids equal to 0), average top
+    bid, forced re-bids per round, and the share of rounds whose trump was each suit (``none``:
+    Oh Hell rounds without trump)."""
     games = 0
     players: Counter[int] = Counter()
-    seats: list[Mapping[str, Any]] = []
-    tables: list[Mapping[str, Any]] = []
+    counts: Counter[str] = Counter()
     trumps: Counter[str] = Counter()
     for record in records:
         games += 1
         players[len(record.seats)] += 1
-        stats = record.stats if isinstance(record.stats, Mapping) else {}
-        seats.extend(p for p in stats.get("players") or [] if isinstance(p, Mapping))
-        table = stats.get("table") if isinstance(stats.get("table"), Mapping) else stats
-        tables.append(table)
-        for suit, count in (table.get("trumps") or {}).items():
+        table = _table_stats(record)
+        for key in ("rounds", "bids", "null_bids", "top_bid_sum", "rebids", "redeals"):
+            value = table.get(key, 0)
+            if isinstance(value, int) and not isinstance(value, bool):
+                counts[key] += value
+        for suit, count in (table.get("trump") or {}).items():
             trumps[str(suit)] += int(count)
-    seat_counts = _sum_counts(seats)
-    table_counts = _sum_counts(tables)
-    rounds = table_counts.get("rounds", 0)
-    trump_total = sum(trumps.values())
+    rounds = counts["rounds"]
     return {
         "games": games,
         "rounds": rounds,
         "players": dict(sorted(players.items())),
-        "bids": seat_counts.get("bids", 0),
-        "null_bid_rate": _round(_rate(seat_counts.get("zero_bids", 0), seat_counts.get("bids", 0))),
-        "average_top_bid": _round(
-            _rate(table_counts.get("top_bid_sum", 0), table_counts.get("top_bid_rounds", 0)), 3
-        ),
+        "bids": counts["bids"],
+        "null_bid_rate": _round(_rate(counts["null_bids"], counts["bids"]), 4),
+        "average_top_bid": _round(_rate(counts["top_bid_sum"], rounds), 4),
+        "rebids_per_round": _round(_rate(counts["rebids"], rounds), 4),
+        "redeals": counts["redeals"],
         "trump_rates": {
-            suit: _round(_rate(trumps.get(suit, 0), trump_total)) for suit in SUIT_ORDER
-        }
-        | ({"none": _round(_rate(trumps["none"], trump_total))} if trumps.get("none") else {}),
-        "rebid_rate": _round(_rate(table_counts.get("rebids", 0), rounds)),
+            suit: _round(_rate(trumps[suit], rounds), 4)
+            for suit in (*SUIT_ORDER, "none")
+            if suit != "none" or trumps["none"]
+        },
     }
 
 
@@ -800,18 +835,31 @@ def game_rows(
     return rows
 
 
-def _bid_tricks(records: Iterable[GameRecord], name: str) -> Counter[tuple[int, int]]:
+def round_outcomes(replay: Mapping[str, Any]) -> list[list[int]]:
+    """Every scored round of a replay as ``[seat, bid, tricks won]``, one per seat and round."""
+    outcomes = []
+    for event in replay["events"]:
+        if event.get("type") == "score":
+            for seat, (bid, won) in enumerate(zip(event["bids"], event["tricks"], strict=True)):
+                outcomes.append([seat, int(bid), int(won)])
+    return outcomes
+
+
+def bid_tricks(
+    games: Iterable[StoredGame], name: str, outcomes: Mapping[str, Sequence[Sequence[int]]]
+) -> list[list[int]]:
+    """``[bid, tricks won, rounds]`` for bot ``name``, over the games whose round outcomes
+    (:func:`round_outcomes`, by game id) are known."""
     pairs: Counter[tuple[int, int]] = Counter()
-    for record in records:
-        stats = record.stats if isinstance(record.stats, Mapping) else {}
-        players = stats.get("players") or []
-        for seat, bot in enumerate(record.seats):
-            if bot != name or seat >= len(players) or not isinstance(players[seat], Mapping):
-                continue
-            for pair in players[seat].get("bid_tricks") or []:
-                bid, won = pair[0], pair[1]
-                pairs[(int(bid), int(won))] += int(pair[2]) if len(pair) > 2 else 1
-    return pairs
+    for stored in games:
+        record = stored.record
+        rows = outcomes.get(game_id(record.match_id, record.game_index))
+        if not rows:
+            continue
+        for seat, bid, won in rows:
+            if 0 <= seat < len(record.seats) and record.seats[seat] == name:
+                pairs[(bid, won)] += 1
+    return [[bid, won, n] for (bid, won), n in sorted(pairs.items())]
 
 
 def _percent(value: float | None) -> str:
@@ -827,6 +875,7 @@ def bot_view(
     row: Mapping[str, Any],
     h2h: Mapping[str, Mapping[str, Mapping[str, Any]]],
     slugs: Mapping[str, str],
+    outcomes: Mapping[str, Sequence[Sequence[int]]] | None = None,
     log_chars: int = 4000,
 ) -> dict[str, Any]:
     """What the page of one bot shows: its statistics, finishing positions, bids against tricks,
@@ -835,18 +884,26 @@ def bot_view(
     name = row["name"]
     mine = [stored for stored in tournament.games if name in stored.record.seats]
     agg = aggregate((stored.record for stored in mine), [name])[name]
-    rates = agg.rates()
+    rates = bot_statistics(stored.record for stored in mine).get(name) or {
+        "rounds": 0,
+        "bonus_points": 0,
+        **dict.fromkeys(RATE_KEYS),
+    }
     stat_rows = [
-        ("Points per round", _number(agg.points_per_round), "total points / rounds played"),
+        (
+            "Points per round",
+            _number(rates["points_per_round"]),
+            "points (bonus included) / rounds",
+        ),
         ("Points per game", _number(agg.points_per_game), "total points / games played"),
-        ("Zero-bid rate", _percent(rates["zero_bid_rate"]), "share of its bids equal to 0"),
+        ("Zero-bid rate", _percent(rates["zero_bid_rate"]), "share of rounds it bid 0"),
         ("Top-bid rate", _percent(rates["top_bid_rate"]), "share of rounds it had the top bid"),
         ("Bid-fill rate", _percent(rates["bid_fill_rate"]), "share of rounds with bid = tricks"),
         ("Overflow rate", _percent(rates["overflow_rate"]), "share of rounds with bid < tricks"),
         ("Underfill rate", _percent(rates["underfill_rate"]), "share of rounds with bid > tricks"),
         ("Win rate", _percent(_rate(agg.wins, agg.games)), "games ranked first (ties count)"),
-        ("Rounds", str(agg.rounds), "rounds played"),
-        ("Bids", str(agg.count("bids")), "bids counted in the statistics"),
+        ("Rounds", str(rates["rounds"]), "scored rounds played"),
+        ("Re-bid bonus points", str(rates["bonus_points"]), "Oh-Seven forced re-bid bonuses"),
     ]
     table_size = max((len(stored.record.seats) for stored in mine), default=0)
     ranks = dict(agg.ranks)
@@ -877,12 +934,11 @@ def bot_view(
         {"name": other, "slug": slugs.get(other, slugify(other)), **cell}
         for other, cell in sorted(h2h.get(name, {}).items())
     ]
-    pairs = _bid_tricks((stored.record for stored in mine), name)
     return {
         "name": name,
         "stat_rows": stat_rows,
         "ranks": [[rank, ranks.get(rank, 0)] for rank in range(1, table_size + 1)],
-        "bid_tricks": [[bid, won, n] for (bid, won), n in sorted(pairs.items())],
+        "bid_tricks": bid_tricks(mine, name, outcomes or {}),
         "opponents": opponents,
         "faults": faults,
         "logs": logs,
@@ -982,26 +1038,9 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     for name in STATIC_FILES:
         write(f"static/{name}", (STATIC / name).read_bytes())
 
-    replays: list[str] = []
-    for stored in tournament.games:
-        record = stored.record
-        if not record.replay_path:
-            continue
-        ident = game_id(record.match_id, record.game_index)
-        target = output / REPLAY_DATA / f"{ident}.js"
-        if target.is_file():
-            replays.append(ident)
-            continue
-        source = _find_replay(output, record.replay_path)
-        if source is None:
-            continue
-        try:
-            script = replay_script(ident, record, load_replay(source))
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            continue  # an unreadable replay: the game is listed without one
-        written.append(write_atomic(target, script))
-        replays.append(ident)
-
+    replays, outcomes, changed = _publish_replays(output, tournament, written)
+    if changed:
+        write(f"{REPLAY_DATA}/outcomes.json", json.dumps(outcomes, separators=(",", ":")))
     slugs = {row["name"]: row["slug"] for row in board["bots"]}
     games = game_rows(tournament.games, slugs, replays)
     h2h = head_to_head(tournament.records)
@@ -1042,7 +1081,7 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     by_canonical = {row["canonical"]: row for row in games}
     bot_template = env.get_template("bot.html")
     for row in board["bots"]:
-        view = bot_view(tournament, row, h2h, slugs)
+        view = bot_view(tournament, row, h2h, slugs, outcomes)
         pairs = view["bid_tricks"]
         page = bot_template.render(
             root="../",
@@ -1064,6 +1103,45 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
 
+def _publish_replays(
+    output: Path, tournament: Tournament, written: list[Path]
+) -> tuple[list[str], dict[str, list[list[int]]], bool]:
+    """Write the viewer's script of every game with a replay not yet published, and keep the
+    games' round outcomes (for the bid-against-tricks charts) in ``outcomes.json``. Returns the
+    ids of the games with a replay, the outcomes, and whether they changed."""
+    folder = output / REPLAY_DATA
+    try:
+        outcomes = json.loads((folder / "outcomes.json").read_text(encoding="utf-8"))
+        if not isinstance(outcomes, dict):
+            outcomes = {}
+    except (OSError, ValueError):
+        outcomes = {}
+    changed = False
+    replays: list[str] = []
+    for stored in tournament.games:
+        record = stored.record
+        if not record.replay_path:
+            continue
+        ident = game_id(record.match_id, record.game_index)
+        target = folder / f"{ident}.js"
+        if target.is_file() and ident in outcomes:
+            replays.append(ident)
+            continue
+        source = _find_replay(output, record.replay_path)
+        if source is None:
+            continue
+        try:
+            replay = load_replay(source)
+            script = replay_script(ident, record, replay)
+            outcomes[ident] = round_outcomes(replay)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            continue  # an unreadable replay: the game is listed without one
+        written.append(write_atomic(target, script))
+        replays.append(ident)
+        changed = True
+    return replays, outcomes, changed
+
+
 def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
     players = ", ".join(f"{n} players: {count}" for n, count in stats["players"].items())
     rows = [
@@ -1072,7 +1150,8 @@ def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Tables", players or "–"),
         ("Null-bid rate", _percent(stats["null_bid_rate"])),
         ("Average top bid", _number(stats["average_top_bid"])),
-        ("Forced re-bids per round", _number(stats["rebid_rate"])),
+        ("Forced re-bids per round", _number(stats["rebids_per_round"])),
+        ("Redeals", str(stats["redeals"])),
     ]
     for suit, rate in stats["trump_rates"].items():
         label = (

@@ -137,14 +137,19 @@
       options: {
         maintainAspectRatio: false,
         scales: {
-          x: { min: -0.5, max: top + 0.5, ticks: { stepSize: 1 }, title: { display: true, text: "bid" } },
-          y: { min: -0.5, max: top + 0.5, ticks: { stepSize: 1 }, title: { display: true, text: "tricks won" } }
+          x: { min: -0.5, max: top + 0.5, afterBuildTicks: integerTicks, title: { display: true, text: "bid" } },
+          y: { min: -0.5, max: top + 0.5, afterBuildTicks: integerTicks, title: { display: true, text: "tricks won" } }
         },
         plugins: { tooltip: { callbacks: { label: function (ctx) {
           var raw = ctx.raw; return "bid " + raw.x + ", won " + raw.y + ": " + raw.n + " rounds";
         } } } }
       }
     });
+  }
+  function integerTicks(scale) {
+    var ticks = [];
+    for (var v = Math.ceil(scale.min); v <= scale.max; v++) ticks.push({ value: v });
+    scale.ticks = ticks;
   }
   function bubble(p) {
     return { x: p[0], y: p[1], n: p[2], r: 3 + 14 * Math.sqrt(p[2] / Math.max(1, data.bid_tricks_max || 1)) };
