@@ -32,9 +32,11 @@ import fcntl
 import importlib.util
 import json
 import os
+import platform
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -51,6 +53,7 @@ __all__ = [
     "BotStartError",
     "BotProcess",
     "check_sandbox",
+    "seccomp_program",
     "MODES",
 ]
 
@@ -268,6 +271,77 @@ def _descendants(root: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# seccomp: a classic BPF program handed to bubblewrap
+
+
+_CLONE_NEWUSER = 0x10000000
+# Per machine: audit arch, the first number of a foreign ABI sharing the arch (x32), and the
+# numbers of clone, unshare, clone3 and of the syscalls a bot has no use for.
+_SYSCALLS = {
+    "x86_64": (
+        0xC000003E,
+        0x40000000,
+        {"clone": 56, "unshare": 272, "clone3": 435},
+        {
+            "ptrace": 101, "kexec_load": 246, "add_key": 248, "request_key": 249,
+            "keyctl": 250, "perf_event_open": 298, "open_by_handle_at": 304,
+            "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321,
+            "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        None,
+        {"clone": 220, "unshare": 97, "clone3": 435},
+        {
+            "ptrace": 117, "kexec_load": 104, "add_key": 217, "request_key": 218,
+            "keyctl": 219, "perf_event_open": 241, "open_by_handle_at": 265,
+            "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
+            "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427,
+        },
+    ),
+}  # fmt: skip
+
+
+def seccomp_program(machine: str | None = None) -> bytes | None:
+    """The seccomp filter of bots on ``machine`` (default: this one), None if unsupported.
+
+    It denies (EPERM) creating a user namespace through clone() or unshare(), the syscalls in
+    the table above, and every syscall of a foreign ABI (i386 or x32 on x86_64, which would
+    otherwise bypass the numbers checked); clone3() gets ENOSYS so that the C library falls
+    back to clone(), whose flags a classic BPF filter can inspect.
+    """
+    table = _SYSCALLS.get(machine or platform.machine())
+    if table is None:
+        return None
+    arch, foreign_from, cloning, denied = table
+    allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    code: list[tuple[int, int, int, int]] = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, deny),
+        (ld, 0, 0, 0),  # seccomp_data.nr
+    ]
+    if foreign_from is not None:
+        code += [(jge, 0, 1, foreign_from), (ret, 0, 0, deny)]
+    code += [(jeq, 0, 1, cloning["clone3"]), (ret, 0, 0, 0x00050000 | errno.ENOSYS)]
+    for number in denied.values():
+        code += [(jeq, 0, 1, number), (ret, 0, 0, deny)]
+    code += [
+        (jeq, 1, 0, cloning["clone"]),
+        (jeq, 0, 3, cloning["unshare"]),
+        (ld, 0, 0, 16),  # low half of seccomp_data.args[0]: the flags
+        (jset, 0, 1, _CLONE_NEWUSER),
+        (ret, 0, 0, deny),
+        (ret, 0, 0, allow),
+    ]
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in code)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -529,7 +603,14 @@ class BotProcess:
         if config.mode == "bwrap":
             info_read, info_write = os.pipe()
             pass_fds.append(info_write)
-            argv = self._bwrap_argv(command, info_write)
+            seccomp_fd = None
+            program = seccomp_program()
+            if program is not None:
+                seccomp_fd = os.memfd_create("ohseven-seccomp")
+                os.write(seccomp_fd, program)
+                os.lseek(seccomp_fd, 0, os.SEEK_SET)
+                pass_fds.append(seccomp_fd)
+            argv = self._bwrap_argv(command, info_write, seccomp_fd)
             cwd = None
         else:
             argv = self._prlimit_argv() + self._setpriv_argv() + command
@@ -614,7 +695,7 @@ class BotProcess:
             "--",
         ]  # fmt: skip
 
-    def _bwrap_argv(self, command: list[str], info_fd: int) -> list[str]:
+    def _bwrap_argv(self, command: list[str], info_fd: int, seccomp_fd: int | None) -> list[str]:
         limits = self.config.limits
         argv = [
             _which(self.config.bwrap) or self.config.bwrap,
@@ -626,6 +707,8 @@ class BotProcess:
         ]  # fmt: skip
         if not _is_root():  # unprivileged bubblewrap needs a user namespace; forbid nesting
             argv += ["--unshare-user", "--disable-userns"]
+        if seccomp_fd is not None:
+            argv += ["--seccomp", str(seccomp_fd)]
         # The root of the sandbox is a fresh tmpfs: only what is bound below exists.
         made: set[str] = set()
 

@@ -24,6 +24,7 @@ from ohseven.referee.sandbox import (
     SandboxError,
     _LogBuffer,
     check_sandbox,
+    seccomp_program,
 )
 
 BOTS = os.path.join(os.path.dirname(__file__), "bots")
@@ -286,7 +287,42 @@ class TestIsolation:
             router.close(0)
 
 
+class TestSeccomp:
+    def test_no_user_namespace(self, run):
+        """The bot cannot create a user namespace, neither by unshare() nor in a child."""
+        bot = run("user_namespace")
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "blocked") == ["EPERM"], bot.log()
+        assert results(bot, "child") == ["blocked"]
+
+    def test_exotic_syscalls_denied(self, run):
+        """io_uring, bpf, userfaultfd and keyctl all fail with EPERM."""
+        bot = run("exotic")
+        assert bot.wait(10) == 0, bot.log()
+        outcomes = {line.split()[0]: line.split()[2] for line in results(bot, "syscall")}
+        assert outcomes == dict.fromkeys(
+            ["io_uring_setup", "bpf", "userfaultfd", "keyctl"], "EPERM"
+        )
+
+    @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+    def test_program_shape(self, machine):
+        """The filter is whole 8-byte instructions ending in allow, within the BPF size limit."""
+        program = seccomp_program(machine)
+        assert program is not None and len(program) % 8 == 0 and len(program) // 8 < 4096
+        assert program[-4:] == (0x7FFF0000).to_bytes(4, sys.byteorder)
+
+    def test_unknown_machine(self):
+        """No filter is offered for a machine whose syscall numbers are not known."""
+        assert seccomp_program("s390x") is None
+
+
 class TestLimits:
+    def test_cpu_limit(self, run):
+        """A bot spinning past cpu_seconds is killed by the kernel."""
+        bot = run("spin", config=limited(cpu_seconds=1))
+        status = bot.wait(15)
+        assert status is not None and status != 0
+
     def test_fork_bomb_contained(self, run):
         """A fork bomb hits RLIMIT_NPROC; the bot's uid never exceeds the limit."""
         config = limited(processes=12)

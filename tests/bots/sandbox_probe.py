@@ -195,7 +195,47 @@ def imports():
     result("imported", f"{ohseven.sdk.__name__} {ohseven.referee.rules.__name__}")
 
 
+def user_namespace():
+    """Try to create a user namespace (root-like powers over a new set of kernel objects)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+        result("unshared")
+    else:
+        result("blocked", errno.errorcode.get(ctypes.get_errno()))
+    pid = os.fork()  # and through clone(), as a forked child
+    if pid == 0:
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    result("child", "unshared" if os.waitpid(pid, 0)[1] == 0 else "blocked")
+
+
+def exotic():
+    """Syscalls a bot has no use for: io_uring_setup, bpf, userfaultfd, keyctl, ptrace."""
+    import ctypes
+    import platform
+
+    numbers = {
+        "x86_64": {"io_uring_setup": 425, "bpf": 321, "userfaultfd": 323, "keyctl": 250},
+        "aarch64": {"io_uring_setup": 425, "bpf": 280, "userfaultfd": 282, "keyctl": 219},
+    }[platform.machine()]
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, number in numbers.items():
+        ctypes.set_errno(0)
+        value = libc.syscall(number, 0, 0, 0, 0)
+        result("syscall", f"{name} {value} {errno.errorcode.get(ctypes.get_errno(), '-')}")
+
+
+def spin():
+    """Burn CPU forever."""
+    while True:
+        pass
+
+
 ACTIONS = {
+    "spin": spin,
+    "user_namespace": user_namespace,
+    "exotic": exotic,
     "connect_tcp": connect_tcp,
     "connect_abstract": connect_abstract,
     "read": read,
