@@ -44,7 +44,15 @@ __all__ = [
 SCHEDULE_TYPES = ("round-robin", "gauntlet")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
 #: resource limits of a bot process (see ``sandbox.Limits``); all positive integers.
-LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "file_size_mb", "open_files", "log_bytes")
+LIMIT_KEYS = (
+    "memory_mb",
+    "cpu_seconds",
+    "processes",
+    "file_size_mb",
+    "open_files",
+    "log_bytes",
+    "scratch_mb",
+)
 
 #: The quickstart: the three example bots, a small round-robin of Oh-Seven.
 DEMO_CONFIG = """\

@@ -1,0 +1,228 @@
+"""The tourney command end to end: real referee processes, real bot processes, real SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ohseven.referee.config import load_config
+from ohseven.referee.ratings import rate_games
+from ohseven.referee.schedule import build_schedule
+from ohseven.referee.store import Store
+from ohseven.referee.tourney import LEADERBOARD_NAME, run_tournament
+
+#: A deterministic bot (same view, same answer), so a tournament's results are reproducible.
+#: ``STYLE`` picks the lowest card, the highest, or one chosen by a stable hash of the view.
+BOT_SOURCE = '''
+import zlib
+from ohseven.sdk import Bot, run
+
+STYLE = {style!r}
+
+class Fixed(Bot):
+    name = "fixed-" + STYLE
+
+    def pick(self, view, options):
+        options = sorted(options, key=str)
+        if STYLE == "low":
+            return options[0]
+        if STYLE == "high":
+            return options[-1]
+        key = "|".join(map(str, (sorted(view.hand), options, view.trump)))
+        return options[zlib.crc32(key.encode()) % len(options)]
+
+    def choose_pass(self, view, count):
+        return sorted(view.legal, key=str)[:count]
+
+    def choose_bid(self, view):
+        return self.pick(view, view.legal)
+
+    def choose_play(self, view):
+        return self.pick(view, view.legal)
+
+if __name__ == "__main__":
+    run(Fixed)
+'''
+
+CONFIG = """
+name: fixed
+game: oh-seven
+table_size: {size}
+bots:
+  - {{name: low, file: low.py}}
+  - {{name: high, file: high.py}}
+  - {{name: hash, file: hash.py}}
+  - {{name: hash2, file: hash.py}}
+schedule: {{type: round-robin, games_per_table: {games}}}
+time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
+sandbox: {{mode: unsandboxed}}
+seed: 3
+replays: false
+output: {output}
+"""
+
+
+def write_tournament(folder: Path, *, size: int = 3, games: int = 1, output: str = "out") -> Path:
+    for style in ("low", "high", "hash"):
+        (folder / f"{style}.py").write_text(BOT_SOURCE.format(style=style))
+    path = folder / "t.yaml"
+    path.write_text(CONFIG.format(size=size, games=games, output=output))
+    return path
+
+
+def referee(*args: str, cwd: Path | None = None, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ohseven.referee.cli", "tourney", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kwargs,
+    )
+
+
+def finish(process: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def board(folder: Path) -> dict:
+    return json.loads((folder / LEADERBOARD_NAME).read_text())
+
+
+class TestWorkers:
+    def test_one_and_two_workers_give_the_same_leaderboard(self, tmp_path: Path) -> None:
+        """The leaderboard does not depend on the number of worker processes."""
+        config = write_tournament(tmp_path)
+        boards = []
+        for workers in (1, 2):
+            code, out, err = finish(
+                referee(str(config), "--workers", str(workers), "--quiet", "--fresh")
+            )
+            assert code == 0, err
+            boards.append(board(tmp_path / "out"))
+        assert boards[0] == boards[1]
+        assert boards[0]["complete"] and boards[0]["games_played"] == 12
+        assert sum(bot["games"] for bot in boards[0]["bots"]) == 12 * 3
+
+    def test_leaderboard_matches_ratings_recomputed_from_the_store(self, tmp_path: Path) -> None:
+        """leaderboard.json is TrueSkill over the stored games in canonical order."""
+        config = load_config(write_tournament(tmp_path, size=2))
+        outcome = run_tournament(config, workers=2)
+        assert outcome.complete and not outcome.interrupted
+        with Store.open(config.output, create=False) as store:
+            stored = store.games()
+            assert [game.canonical_index for game in stored] == list(range(outcome.games))
+            ratings = rate_games(config.game, config.bot_names, [g.record for g in stored])
+        expected = {row.name: round(row.mu, 6) for row in ratings.table()}
+        assert {bot["name"]: bot["mu"] for bot in outcome.leaderboard["bots"]} == expected
+
+    def test_rerun_of_a_finished_tournament_plays_nothing(self, tmp_path: Path) -> None:
+        """A second run of a finished tournament plays no game and keeps the leaderboard."""
+        config = load_config(write_tournament(tmp_path, size=4))
+        first = run_tournament(config, workers=1)
+        second = run_tournament(config, workers=2)
+        assert first.played_games == 4 and second.played_games == 0
+        assert first.leaderboard == second.leaderboard
+
+
+class TestResume:
+    @pytest.mark.timeout(240)
+    def test_sigkill_at_random_moments_then_resume_gives_the_same_leaderboard(
+        self, tmp_path: Path
+    ) -> None:
+        """SIGKILL of the referee at random moments, then a rerun: the same final leaderboard."""
+        reference_dir = tmp_path / "ref"
+        reference_dir.mkdir()
+        config = write_tournament(reference_dir, games=4)
+        began = time.monotonic()
+        code, _, err = finish(referee(str(config), "--workers", "2", "--quiet"))
+        assert code == 0, err
+        whole = time.monotonic() - began
+        reference = board(reference_dir / "out")
+
+        killed_dir = tmp_path / "killed"
+        killed_dir.mkdir()
+        config = write_tournament(killed_dir, games=4)
+        rng = random.Random(11)
+        kills = 0
+        for _ in range(4):
+            process = referee(str(config), "--workers", "2", "--quiet")
+            time.sleep(rng.uniform(0.15, 0.45) * whole)
+            if process.poll() is not None:
+                break
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            kills += 1
+        assert kills >= 1
+        with Store.open(killed_dir / "out", create=False) as store:
+            assert store.game_count() < reference["games_total"]  # killed before the end
+            print(f"{kills} kills, {store.game_count()} games kept", store.match_status())
+        code, _, err = finish(referee(str(config), "--workers", "2", "--quiet"))
+        assert code == 0, err
+        assert board(killed_dir / "out") == reference
+        with Store.open(killed_dir / "out", create=False) as store:
+            assert set(store.match_status().values()) == {"done"}
+            assert store.game_count() == reference["games_total"]
+
+    def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(self, tmp_path: Path) -> None:
+        """SIGINT: exit 130, a consistent database, a resume hint; the rerun completes."""
+        config = write_tournament(tmp_path, games=3)
+        process = referee(str(config), "--workers", "2", "--quiet")
+        time.sleep(2.0)
+        process.send_signal(signal.SIGINT)
+        code, _, err = finish(process, timeout=60)
+        assert code == 130, err
+        assert "Resume with: ohseven-referee tourney" in err
+        with Store.open(tmp_path / "out", create=False) as store:
+            statuses = set(store.match_status().values())
+        assert statuses <= {"done", "running", "pending"}
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        assert board(tmp_path / "out")["complete"]
+
+
+class TestCommandLine:
+    def test_bad_config_lists_every_error_and_runs_nothing(self, tmp_path: Path) -> None:
+        """A config with mistakes: exit 2, each error with its line, no output directory."""
+        path = tmp_path / "bad.yaml"
+        path.write_text("name: x\ngame: oh-seven\ntable_size: 3\nbots:\n  - {name: a}\nfoo: 1\n")
+        code, _, err = finish(referee(str(path)))
+        assert code == 2
+        assert "bad.yaml:5: key `bots[0]`" in err and "bad.yaml:6: key `foo`" in err
+        assert "Traceback" not in err
+        assert not (tmp_path / "out").exists()
+
+    def test_other_tournament_in_the_output_is_refused(self, tmp_path: Path) -> None:
+        """A changed config over an existing database: a clear error, --fresh overrides it."""
+        config = write_tournament(tmp_path, size=4)
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+        config.write_text(config.read_text().replace("seed: 3", "seed: 4"))
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 1 and "holds another tournament" in err and "--fresh" in err
+        code, _, err = finish(referee(str(config), "--quiet", "--fresh"))
+        assert code == 0, err
+
+    def test_check_shows_the_schedule_size(self, tmp_path: Path) -> None:
+        """--check validates and prints the number of matches and games without running."""
+        config = write_tournament(tmp_path, size=2, games=3)
+        code, out, err = finish(referee(str(config), "--check"))
+        assert code == 0, err
+        matches = len(build_schedule(load_config(config)))
+        assert f"{matches} matches, {matches * 6} games" in out
+        assert not (tmp_path / "out").exists()
+
+    def test_demo_configuration_is_valid(self, tmp_path: Path) -> None:
+        """--demo --check: the embedded quickstart validates with the installed example bots."""
+        code, out, err = finish(referee("--demo", "--check", cwd=tmp_path))
+        assert code == 0, err
+        assert "quickstart" in out
