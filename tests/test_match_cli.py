@@ -1,0 +1,112 @@
+"""``ohseven-referee match``, run as a real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from ohseven.referee.match_cli import bot_specs, game_seeds, rotating_seatings
+
+BOT = os.path.join(os.path.dirname(__file__), "bots", "match_bot.py")
+
+
+def referee(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ohseven.referee.cli", "match", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+class TestJson:
+    def test_one_json_object(self, tmp_path):
+        """--json prints one object: per bot points, wins, faults, and every game."""
+        out = referee(
+            "--json", "--games", "3", "--seed", "5", "--sandbox", "unsandboxed",
+            "--move-timeout", "0.3", "--bank", "0.2", "--replays", str(tmp_path),
+            BOT, BOT, f"{sys.executable} {BOT} illegal",
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        summary = json.loads(out.stdout)
+        names = [bot["name"] for bot in summary["bots"]]
+        assert names == ["match", "match#2", "match#3"]
+        assert len(summary["games"]) == 3
+        for g, game in enumerate(summary["games"]):
+            assert game["seats"] == [names[(s + g) % 3] for s in range(3)]
+            assert os.path.exists(game["replay"])
+        for bot in summary["bots"]:
+            assert bot["points"] == sum(
+                game["totals"][game["seats"].index(bot["name"])] for game in summary["games"]
+            )
+        assert summary["bots"][2]["faults"] == {"illegal": 1}  # one process per match
+        assert summary["bots"][0]["faults"] == {}
+        assert sum(bot["wins"] for bot in summary["bots"]) >= 3
+
+    def test_same_seed_same_deals(self):
+        """The same --seed plays the same deals and results."""
+        args = ["--json", "--games", "2", "--seed", "9", "--sandbox", "unsandboxed", BOT, BOT]
+        first, second = referee(*args), referee(*args)
+        strip = [
+            [{k: v for k, v in g.items() if k != "seconds"} for g in json.loads(o.stdout)["games"]]
+            for o in (first, second)
+        ]
+        assert strip[0] == strip[1]
+
+
+class TestTable:
+    def test_table(self):
+        """Without --json a table lists each bot with its points and faults."""
+        out = referee(
+            "--games", "1", "--game", "oh-hell", "--rule", "hand_order=down",
+            "--sandbox", "unsandboxed", BOT, BOT, f"{sys.executable} {BOT} garbage",
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert "match#3" in out.stdout and "malformed 1" in out.stdout
+        assert "bid accuracy" in out.stdout
+
+
+class TestBadInput:
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["no/such/bot.py", BOT], "no such file"),
+            (["--rule", "nonsense=1", BOT, BOT], "unknown rule option"),
+            (["--rule", "passing", BOT, BOT], "KEY=VALUE"),
+            ([BOT], "2 to 9 players"),
+            (["--game", "oh-hell", BOT, BOT], "3 to 7 players"),
+            (["--games", "0", BOT, BOT], "--games"),
+            (["--move-timeout", "0", BOT, BOT], "--move-timeout"),
+            (["'unterminated", BOT], "quotation"),
+            (["no-such-command-xyz --flag", BOT], "not found"),
+        ],
+    )
+    def test_one_line_error(self, args, message):
+        """Bad input gives exit 2 and a one-line error, never a traceback."""
+        out = referee(*args)
+        assert out.returncode == 2
+        assert message in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in out.stderr
+
+
+class TestHelpers:
+    def test_names(self):
+        """Bots are named by file stem without _bot, duplicates numbered."""
+        specs = bot_specs([BOT, BOT, f"{sys.executable} {BOT} crash"])
+        assert [s.name for s in specs] == ["match", "match#2", "match#3"]
+        assert specs[0].command == (sys.executable, os.path.abspath(BOT))
+        assert specs[2].command == (sys.executable, BOT, "crash")
+
+    def test_seatings_rotate(self):
+        """In game g seat s holds bot (s + g) mod n."""
+        assert rotating_seatings(3, 4) == ((0, 1, 2), (1, 2, 0), (2, 0, 1), (0, 1, 2))
+
+    def test_seeds(self):
+        """Seeds are derived from the match seed: stable, distinct per game and per seed."""
+        assert game_seeds(1, 3) == game_seeds(1, 3)
+        assert len(set(game_seeds(1, 50))) == 50
+        assert set(game_seeds(1, 5)).isdisjoint(game_seeds(2, 5))
