@@ -473,7 +473,13 @@ class Game:
 
 
 class OhSevenGame(Game):
-    """Oh-Seven: 7 rounds of 7 cards, card bids with forced re-bids, optional card pass."""
+    """Oh-Seven: 7 rounds of 7 cards, card bids with forced re-bids, optional card pass.
+
+    Readings taken where the rules leave room: with ``identical_top_bonus`` off, a re-bid
+    forced only by an identical top card scores no point; when the bids also sum to 7, each
+    tied top bidder scores 1 (whatever the option). Bid cards are counted as a multiset: a
+    player holding both copies of a card (two decks) may bid the second after the first.
+    """
 
     deck = OH_SEVEN_DECK
 
