@@ -31,7 +31,7 @@ class HeuristicBot(Bot):
     name = BOT_NAME
 
     def choose_pass(self, view: View, count: int) -> list[str]:
-        middle = (7 if view.is_oh_seven else 12) / 2
+        middle = 3.5 if view.is_oh_seven else 8
         return sorted(view.legal, key=lambda card: abs(rank(card) - middle))[:count]
 
     def choose_bid(self, view: View) -> str | int:

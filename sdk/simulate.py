@@ -321,14 +321,14 @@ def estimate_tricks(hand: Sequence[str], trump: str | None, game: str, players: 
         size = len(hand)
         crowd = 1.0 if players <= 4 else 0.8
         for card in hand:
-            r = rank(card)  # 12 is the ace
+            r = rank(card)  # 14 is the ace
             if card[1] == trump:
-                total += 1.0 if r >= 10 else 0.7 if r >= 7 else 0.4
-            elif r == 12:
+                total += 1.0 if r >= 12 else 0.7 if r >= 9 else 0.4
+            elif r == 14:
                 total += 0.85 * crowd
-            elif r == 11 and size >= 3:
+            elif r == 13 and size >= 3:
                 total += 0.45 * crowd
-            elif r == 10 and size >= 6:
+            elif r == 12 and size >= 6:
                 total += 0.15 * crowd
     return total
 

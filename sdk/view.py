@@ -30,7 +30,8 @@ OH_SEVEN = "oh-seven"
 OH_HELL = "oh-hell"
 SUITS = "CDHS"
 _RANKS = {OH_SEVEN: "01234567", OH_HELL: "23456789TJQKA"}
-_RANK_VALUE = {label: i for labels in _RANKS.values() for i, label in enumerate(labels)}
+#: a rank's number: digits are their value, then T=10, J=11, Q=12, K=13, A=14
+_RANK_VALUE = {label: i for i, label in enumerate("0123456789TJQKA")}
 
 
 class ViewError(ValueError):
@@ -38,7 +39,10 @@ class ViewError(ValueError):
 
 
 def rank(card: str) -> int:
-    """The rank of ``card`` as a number, 0 for the lowest: ``"5H"`` -> 5, ``"AS"`` -> 12."""
+    """The rank of ``card`` as a number: ``"5H"`` -> 5, ``"TD"`` -> 10, ``"AS"`` -> 14.
+
+    Digits are their value (an Oh-Seven card's rank is its bid), then T=10 .. A=14.
+    """
     return _RANK_VALUE[card[0]]
 
 
