@@ -41,11 +41,32 @@ __all__ = [
     "LEADERBOARD_FORMAT",
     "LEADERBOARD_VERSION",
     "CSV_COLUMNS",
+    "REPLAY_DATA",
     "PublishError",
+    "Tournament",
     "slugify",
+    "unique_slugs",
     "game_id",
-    "replay_view",
     "write_atomic",
+    "replay_view",
+    "compact_frames",
+    "expand_frames",
+    "round_outcomes",
+    "load_tournament",
+    "bot_rows",
+    "progress",
+    "leaderboard",
+    "leaderboard_csv",
+    "leaderboard_markdown",
+    "rating_history",
+    "head_to_head",
+    "bot_statistics",
+    "table_statistics",
+    "game_rows",
+    "bid_tricks",
+    "bot_view",
+    "config_items",
+    "publish",
 ]
 
 LEADERBOARD_FORMAT = "ohseven-leaderboard"
@@ -456,7 +477,7 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
     try:
         store = Store.open(folder, create=False)
     except StoreError as error:
-        raise PublishError(f"cannot publish {folder}: {error}") from None
+        raise PublishError(str(error)) from None
     with store:
         meta = store.meta()
         try:

@@ -1,0 +1,35 @@
+"""Rebuild the leaderboards (JSON, CSV, Markdown) and the static HTML site of a tournament."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .publish import PublishError, publish
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "directory",
+        metavar="DIR",
+        help="the tournament's output directory (the one holding tournament.sqlite)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print nothing on success")
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = Path(args.directory)
+    try:
+        written = publish(directory)
+    except PublishError as error:
+        print(f"ohseven-referee publish: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"ohseven-referee publish: cannot write into {directory}: {error}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(f"{len(written)} files written; open {(directory / 'index.html').resolve().as_uri()}")
+    return 0

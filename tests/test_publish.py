@@ -1,0 +1,465 @@
+"""The published leaderboards and the data behind every page of the site.
+
+The tournament is real: games played in-process by the engine with random legal moves, their
+statistics from ``stats.py``, their replays from ``replay.py``, all written to a real SQLite
+database through ``store.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import play_random
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ohseven.referee.publish import (
+    LEADERBOARD_FORMAT,
+    LEADERBOARD_VERSION,
+    REPLAY_DATA,
+    PublishError,
+    bid_tricks,
+    bot_view,
+    compact_frames,
+    expand_frames,
+    game_id,
+    head_to_head,
+    leaderboard,
+    leaderboard_csv,
+    leaderboard_markdown,
+    load_tournament,
+    publish,
+    rating_history,
+    replay_view,
+    round_outcomes,
+    slugify,
+    table_statistics,
+    unique_slugs,
+    write_atomic,
+)
+from ohseven.referee.ratings import rate_games
+from ohseven.referee.records import Fault, FaultStatus, GameRecord
+from ohseven.referee.replay import load_replay, save_replay, to_replay
+from ohseven.referee.rules import new_game
+from ohseven.referee.stats import game_statistics
+from ohseven.referee.store import Store
+
+BOTS = ("alpha", "beta", "gamma", "Delta Bot")
+FAULTY = "Delta Bot"
+LOG = "Traceback (most recent call last):\n  File 'bot.py'\nValueError: bad card\n"
+
+
+def play(game: str, players: int, seed: int, options: dict | None = None):
+    return play_random(new_game(game, players, seed, options), random.Random(seed))
+
+
+def build_tournament(
+    out: Path,
+    *,
+    game: str = "oh-seven",
+    table: int = 3,
+    games_per_match: int = 3,
+    seed: int = 5,
+    unfinished: int = 0,
+    replays: bool = True,
+) -> Path:
+    """A round-robin of ``BOTS`` at tables of ``table``; the last ``unfinished`` matches are
+    scheduled but not played. ``FAULTY`` times out in the first game of each of its matches."""
+    rng = random.Random(seed)
+    tables = list(itertools.combinations(BOTS, table))
+    matches = [
+        (index, f"m{index}", seats, index * games_per_match, games_per_match)
+        for index, seats in enumerate(tables)
+    ]
+    (out / "replays").mkdir(parents=True, exist_ok=True)
+    config = {
+        "name": "test cup",
+        "game": game,
+        "table_size": table,
+        "bots": [{"name": name} for name in BOTS],
+        "schedule": {"type": "round-robin", "games_per_table": games_per_match},
+        "seed": seed,
+    }
+    with Store.open(out) as store:
+        store.setup(digest="d", config=config, seed=seed, matches=matches)
+        for index, match_id, seats, first, count in matches[: len(matches) - unfinished]:
+            store.start_match(index)
+            for g in range(count):
+                order = list(seats)
+                rng.shuffle(order)
+                played = play(game, table, seed * 1000 + index * 10 + g)
+                faults = ()
+                if FAULTY in order and g == 0:
+                    faults = (Fault(order.index(FAULTY), FaultStatus.TIMEOUT, "no reply in 1 s"),)
+                result = played.result()
+                path = None
+                if replays:
+                    path = f"replays/{match_id}-{g}.json"
+                    save_replay(out / path, to_replay(played, order, faults))
+                record = GameRecord(
+                    match_id,
+                    g,
+                    played.seed,
+                    tuple(order),
+                    result.totals,
+                    result.ranks,
+                    faults,
+                    game_statistics(played),
+                    path,
+                    0.01,
+                )
+                store.add_game(first + g, index, record)
+            store.finish_match(index, {FAULTY: LOG} if FAULTY in seats else {})
+    return out
+
+
+@pytest.fixture(scope="module")
+def tourney(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tournament(tmp_path_factory.mktemp("cup"), unfinished=1)
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    out = build_tournament(tmp_path_factory.mktemp("site"))
+    return out, publish(out)
+
+
+class TestNames:
+    @given(st.text(max_size=30))
+    def test_slug_is_safe_for_file_names(self, name: str) -> None:
+        """A slug is non-empty and uses only lowercase letters, digits, dot, dash, underscore."""
+        slug = slugify(name)
+        assert slug and all(c in "abcdefghijklmnopqrstuvwxyz0123456789._-" for c in slug)
+
+    @given(st.lists(st.text(max_size=8), max_size=12))
+    def test_unique_slugs_are_distinct(self, names: list[str]) -> None:
+        """Names that slug alike still get distinct slugs."""
+        slugs = unique_slugs(names)
+        assert set(slugs) == set(names)
+        assert len(set(slugs.values())) == len(slugs)
+
+    def test_game_id_is_url_safe(self) -> None:
+        """A game id names the match and the game index without URL-unsafe characters."""
+        assert game_id("R1 t/2", 3) == "r1-t-2-g3"
+
+
+class TestReplayView:
+    @pytest.mark.parametrize(
+        ("game", "players", "options"),
+        [
+            ("oh-seven", 4, {"passing": True}),
+            ("oh-seven", 6, {}),
+            ("oh-hell", 3, {}),
+            ("oh-hell", 4, {"simultaneous_bids": True}),
+        ],
+    )
+    def test_frames_follow_the_game(self, game: str, players: int, options: dict) -> None:
+        """The last frame shows the final totals; one frame ends each trick, with the cards
+        played and the winner the engine recorded; hands shrink by one card per trick."""
+        played = play(game, players, 11, options)
+        replay = to_replay(played, [f"b{i}" for i in range(players)])
+        view = replay_view(replay)
+        frames = view["frames"]
+        assert frames[-1]["totals"] == list(played.result().totals)
+        assert view["result"]["totals"] == list(played.result().totals)
+        tricks = [e for e in played.events if e["type"] == "trick"]
+        assert len(view["tricks"]) == len(tricks)
+        for index, event in zip(view["tricks"], tricks, strict=True):
+            frame = frames[index]
+            assert [card for _, card in frame["trick"]] == event["cards"]
+            assert frame["winner"] == event["winner"]
+        rounds = [e for e in played.events if e["type"] == "round" and e.get("deal", 0) == 0]
+        assert len(view["rounds"]) == len(rounds)
+        for index in view["tricks"]:
+            frame = frames[index]
+            left = frame["hand_size"] - frame["trick_no"]
+            assert all(len(hand) == left for hand in frame["hands"])
+
+    def test_deal_and_pass_frames_show_the_private_hands(self) -> None:
+        """A deal frame shows every seat's dealt hand; after the pass, each hand lost the cards
+        it gave and holds the cards it received."""
+        played = play("oh-seven", 3, 4, {"passing": True})
+        view = replay_view(to_replay(played, ["a", "b", "c"]))
+        frames = view["frames"]
+        deals = [e for e in played.events if e["type"] == "deal"][:3]
+        assert frames[0]["kind"] == "deal"
+        assert frames[0]["hands"] == [e["hand"] for e in deals]
+        pass_frames = [f for f in frames if f["kind"] == "pass"]
+        assert pass_frames, "rounds 2-6 pass cards"
+        first = pass_frames[0]
+        before = frames[frames.index(first) - 1]["hands"]
+        for p in first["passes"]:
+            giver, receiver = p["giver"], p["receiver"]
+            assert not set(p["cards"]) & (set(first["hands"][giver]) - set(before[receiver]))
+            assert set(p["cards"]) <= set(first["hands"][receiver])
+        assert all(len(hand) == 7 for hand in first["hands"])
+
+    def test_every_bid_attempt_is_shown_with_its_bonus(self) -> None:
+        """Each Oh-Seven bids event appears as an attempt; a forced attempt's bonus points are
+        in the running totals at once and the score frames agree with the engine's totals."""
+        for seed in range(200):
+            played = play("oh-seven", 3, seed)
+            if any(e["type"] == "bids" and e["forced"] for e in played.events):
+                break
+        view = replay_view(to_replay(played, ["a", "b", "c"]))
+        attempts = [e for e in played.events if e["type"] == "bids"]
+        shown = [f for f in view["frames"] if f["kind"] in ("bids", "rebid")]
+        assert len(shown) == len(attempts)
+        assert any(f["kind"] == "rebid" for f in shown)
+        scores = [e for e in played.events if e["type"] == "score"]
+        score_frames = [f for f in view["frames"] if f["kind"] == "score"]
+        assert [f["totals"] for f in score_frames] == [e["totals"] for e in scores]
+        forced = next(f for f in shown if f["kind"] == "rebid")
+        assert sum(forced["bonus"]) >= 1
+
+    @settings(max_examples=15, deadline=None)
+    @given(st.integers(0, 10_000), st.sampled_from([("oh-seven", 5), ("oh-hell", 5)]))
+    def test_compact_frames_expand_back(self, seed: int, table: tuple[str, int]) -> None:
+        """The delta form written for the viewer expands to exactly the full frames."""
+        played = play(table[0], table[1], seed)
+        frames = replay_view(to_replay(played))["frames"]
+        assert expand_frames(compact_frames(frames)) == frames
+
+    def test_round_outcomes_are_the_scored_bids_and_tricks(self) -> None:
+        """One [seat, bid, tricks] per seat and scored round, as the score events say."""
+        played = play("oh-hell", 4, 3)
+        outcomes = round_outcomes(to_replay(played))
+        scores = [e for e in played.events if e["type"] == "score"]
+        assert len(outcomes) == 4 * len(scores)
+        assert outcomes[:4] == [[s, scores[0]["bids"][s], scores[0]["tricks"][s]] for s in range(4)]
+
+
+class TestLeaderboard:
+    def test_ratings_are_trueskill_in_canonical_order(self, tourney: Path) -> None:
+        """Every bot's mu and sigma are those of rating the stored games in canonical order;
+        score is mu - 3 sigma and the rows are sorted by it."""
+        t = load_tournament(tourney)
+        board = leaderboard(t)
+        ratings = rate_games("oh-seven", BOTS, t.records)
+        for row in board["bots"]:
+            rating = ratings.ratings[row["name"]]
+            assert row["mu"] == pytest.approx(rating.mu, abs=1e-5)
+            assert row["sigma"] == pytest.approx(rating.sigma, abs=1e-5)
+            assert row["score"] == pytest.approx(row["mu"] - 3 * row["sigma"], abs=1e-5)
+        scores = [row["score"] for row in board["bots"]]
+        assert scores == sorted(scores, reverse=True)
+        assert [row["rank"] for row in board["bots"]] == list(range(1, len(BOTS) + 1))
+
+    def test_counts_match_the_records(self, tourney: Path) -> None:
+        """Games, points, wins and faults per bot are the sums over the stored games."""
+        t = load_tournament(tourney)
+        board = leaderboard(t)
+        for row in board["bots"]:
+            seats = [(r, r.seats.index(row["name"])) for r in t.records if row["name"] in r.seats]
+            assert row["games"] == len(seats)
+            assert row["points"] == sum(r.totals[s] for r, s in seats)
+            assert row["wins"] == sum(r.ranks[s] == 1 for r, s in seats)
+            faults = sum(1 for r, s in seats for f in r.faults if f.seat == s)
+            assert row["faults_total"] == faults
+            assert row["fault_counts"]["timeout"] == faults
+            assert row["points_per_game"] == pytest.approx(row["points"] / row["games"], abs=1e-4)
+        assert next(r for r in board["bots"] if r["name"] == FAULTY)["faults_total"] > 0
+
+    def test_header_and_progress(self, tourney: Path) -> None:
+        """The document names its format and version, the tournament, its seed and progress."""
+        board = leaderboard(load_tournament(tourney))
+        assert (board["format"], board["version"]) == (LEADERBOARD_FORMAT, LEADERBOARD_VERSION)
+        assert (board["tournament"], board["game"], board["seed"]) == ("test cup", "oh-seven", 5)
+        assert (board["matches_done"], board["matches_total"]) == (3, 4)
+        assert (board["games_played"], board["games_total"]) == (9, 12)
+        assert board["complete"] is False
+
+    def test_csv_and_markdown_carry_the_same_rows(self, tourney: Path) -> None:
+        """The CSV and Markdown tables list the bots in the JSON's order with its values."""
+        board = leaderboard(load_tournament(tourney))
+        rows = list(csv.DictReader(io.StringIO(leaderboard_csv(board))))
+        assert [r["name"] for r in rows] == [b["name"] for b in board["bots"]]
+        assert [float(r["score"]) for r in rows] == [b["score"] for b in board["bots"]]
+        md = leaderboard_markdown(board).splitlines()
+        table = [line for line in md if line.startswith("| ") and "---" not in line][1:]
+        assert [line.split(" | ")[1] for line in table] == [b["name"] for b in board["bots"]]
+        assert "9 of 12 games" in md[2]
+
+
+class TestIndexData:
+    def test_rating_history_ends_at_the_final_ratings(self, tourney: Path) -> None:
+        """Each bot's history starts at the prior, has a point per game it played, and ends at
+        its final rating."""
+        t = load_tournament(tourney)
+        ratings, history = rating_history(t)
+        board = leaderboard(t, ratings)
+        for row in board["bots"]:
+            points = history[row["name"]]
+            assert points[0][0] == 0 and points[0][1] == pytest.approx(25.0)
+            assert len(points) == row["games"] + 1
+            assert points[-1][1] == pytest.approx(row["mu"], abs=1e-3)
+            assert [p[0] for p in points] == sorted(p[0] for p in points)
+
+    def test_rating_history_is_thinned_keeping_the_ends(self, tourney: Path) -> None:
+        """A limit on points keeps the first and last points."""
+        t = load_tournament(tourney)
+        _, full = rating_history(t)
+        _, thin = rating_history(t, max_points=3)
+        for name, points in full.items():
+            assert len(thin[name]) == min(3, len(points))
+            assert thin[name][0] == points[0] and thin[name][-1] == points[-1]
+
+    def test_head_to_head_is_antisymmetric(self, tourney: Path) -> None:
+        """A vs B mirrors B vs A; games count shared tables; ahead + behind <= games."""
+        t = load_tournament(tourney)
+        h2h = head_to_head(t.records)
+        for a, row in h2h.items():
+            for b, cell in row.items():
+                mirror = h2h[b][a]
+                assert cell["games"] == mirror["games"]
+                assert cell["position"] == pytest.approx(-mirror["position"])
+                assert cell["points"] == pytest.approx(-mirror["points"])
+                assert (cell["ahead"], cell["behind"]) == (mirror["behind"], mirror["ahead"])
+                shared = [r for r in t.records if a in r.seats and b in r.seats]
+                assert cell["games"] == len(shared)
+                diffs = [r.totals[r.seats.index(a)] - r.totals[r.seats.index(b)] for r in shared]
+                assert cell["points"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-3)
+
+    def test_table_statistics_count_every_scored_round(self, tourney: Path) -> None:
+        """Null-bid rate, average top bid and trump shares agree with the replays' events."""
+        t = load_tournament(tourney)
+        stats = table_statistics(t.records)
+        bids, zero, rounds, trumps = 0, 0, 0, Counter()
+        for record in t.records:
+            replay = load_replay(tourney / record.replay_path)
+            for event in replay["events"]:
+                if event["type"] == "score":
+                    rounds += 1
+                    bids += len(event["bids"])
+                    zero += event["bids"].count(0)
+                elif event["type"] == "trump":
+                    trumps[event["suit"]] += 1
+        assert stats["rounds"] == rounds == 7 * len(t.records)
+        assert stats["null_bid_rate"] == pytest.approx(zero / bids, abs=1e-4)
+        assert sum(stats["trump_rates"].values()) == pytest.approx(1.0, abs=1e-3)
+        for suit, rate in stats["trump_rates"].items():
+            assert rate == pytest.approx(trumps[suit] / rounds, abs=1e-4)
+        assert 0 <= stats["average_top_bid"] <= 7
+
+
+class TestBotView:
+    def test_bot_page_data(self, tourney: Path) -> None:
+        """Rank distribution sums to the bot's games; bids-vs-tricks covers all its rounds;
+        faults are listed with the end of the bot's output; its games are all listed."""
+        t = load_tournament(tourney)
+        board = leaderboard(t)
+        slugs = {row["name"]: row["slug"] for row in board["bots"]}
+        outcomes = {
+            game_id(r.match_id, r.game_index): round_outcomes(load_replay(tourney / r.replay_path))
+            for r in t.records
+        }
+        h2h = head_to_head(t.records)
+        for row in board["bots"]:
+            view = bot_view(t, row, h2h, slugs, outcomes)
+            assert sum(n for _, n in view["ranks"]) == row["games"]
+            assert sum(n for _, _, n in view["bid_tricks"]) == 7 * row["games"]
+            assert len(view["games"]) == row["games"]
+            assert len(view["faults"]) == row["faults_total"]
+            assert {o["name"] for o in view["opponents"]} == set(BOTS) - {row["name"]}
+            if row["name"] == FAULTY:
+                assert view["faults"][0]["status"] == "timeout"
+                assert view["logs"] and "ValueError: bad card" in view["logs"][0]["text"]
+            else:
+                assert view["logs"] == []
+
+    def test_bid_tricks_ignore_games_without_outcomes(self, tourney: Path) -> None:
+        """Without replays the bids of each round are unknown: the chart data is empty."""
+        t = load_tournament(tourney)
+        assert bid_tricks(t.games, "alpha", {}) == []
+
+
+class TestPublish:
+    def test_writes_every_page(self, published: tuple[Path, list[Path]]) -> None:
+        """The leaderboards, index, games, replay viewer, a page per bot, the static files and
+        a replay script per game are written."""
+        out, written = published
+        board = json.loads((out / "leaderboard.json").read_text())
+        names = {p.relative_to(out).as_posix() for p in written}
+        for name in ("leaderboard.json", "leaderboard.csv", "leaderboard.md", "index.html"):
+            assert name in names
+        assert {"games.html", "replay.html", "static/chart.umd.min.js", "static/site.js"} <= names
+        for row in board["bots"]:
+            page = (out / "bots" / f"{row['slug']}.html").read_text()
+            assert row["name"] in page
+        scripts = sorted((out / REPLAY_DATA).glob("*.js"))
+        assert len(scripts) == board["games_played"] == 12
+        assert scripts[0].read_text().startswith("ohsevenReplay(")
+
+    def test_no_temporary_files_are_left(self, published: tuple[Path, list[Path]]) -> None:
+        """Atomic writes leave no temporary files behind."""
+        out, _ = published
+        assert not [p for p in out.rglob("*.tmp")]
+
+    def test_republishing_keeps_replay_scripts(self, tmp_path: Path) -> None:
+        """A second publish writes no replay script again and leaves the JSON as it was."""
+        out = build_tournament(tmp_path, games_per_match=1)
+        publish(out)
+        before = (out / "leaderboard.json").read_bytes()
+        again = publish(out, now=0)
+        assert not [p for p in again if REPLAY_DATA in p.parts]
+        assert (out / "leaderboard.json").read_bytes() == before
+
+    def test_new_games_are_published_during_the_run(self, tmp_path: Path) -> None:
+        """Publishing a running tournament shows its progress; later games add replays."""
+        out = build_tournament(tmp_path, games_per_match=1, unfinished=2)
+        publish(out)
+        assert json.loads((out / "leaderboard.json").read_text())["games_played"] == 2
+        assert len(list((out / REPLAY_DATA).glob("*.js"))) == 2
+
+    def test_without_replays(self, tmp_path: Path) -> None:
+        """A tournament without replays publishes every page, with no replay links."""
+        out = build_tournament(tmp_path, games_per_match=1, replays=False)
+        publish(out)
+        assert "replay.html?game=" not in (out / "games.html").read_text()
+        assert not list(out.glob(f"{REPLAY_DATA}/*.js"))
+        assert (out / "bots" / "alpha.html").is_file()
+
+    def test_missing_database_is_a_clear_error(self, tmp_path: Path) -> None:
+        """A directory without a tournament raises PublishError naming it."""
+        with pytest.raises(PublishError, match="no tournament database"):
+            publish(tmp_path)
+
+    def test_write_atomic_replaces_whole_files(self, tmp_path: Path) -> None:
+        """write_atomic creates parent folders and replaces the content at once."""
+        path = tmp_path / "a" / "b.txt"
+        write_atomic(path, "one")
+        write_atomic(path, b"two")
+        assert path.read_text() == "two" and list(path.parent.iterdir()) == [path]
+
+
+class TestCommandLine:
+    def test_publish_command(self, tmp_path: Path) -> None:
+        """``ohseven-referee publish DIR`` rebuilds the site and says where it is."""
+        out = build_tournament(tmp_path, games_per_match=1)
+        done = subprocess.run(
+            [sys.executable, "-m", "ohseven.referee.cli", "publish", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "index.html" in done.stdout and (out / "index.html").is_file()
+
+    def test_publish_command_without_a_tournament(self, tmp_path: Path) -> None:
+        """On a directory without a database it prints one clear line and exits 1."""
+        done = subprocess.run(
+            [sys.executable, "-m", "ohseven.referee.cli", "publish", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1
+        assert "no tournament database" in done.stderr and "Traceback" not in done.stderr
