@@ -1,0 +1,151 @@
+"""The published site in a real headless Chromium, opened from ``file://`` (as a user would).
+
+Needs Playwright for Python and a Chromium executable on PATH (Debian: the ``chromium``
+package); the browser is the system's, never downloaded. Screenshots of the pages go to
+``artifacts/`` at the repository root.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ohseven.referee.publish import publish
+from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from test_publish import FAULTY, build_tournament
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = build_tournament(tmp_path_factory.mktemp("browser"), table=4, games_per_match=4)
+    publish(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert executable, "Chromium is required: apt-get install chromium"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            errors.append(message.text)
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
+    yield page
+    context.close()
+    assert errors == [], f"console errors: {errors}"
+
+
+def ranking_names(page: Page) -> list[str]:
+    return page.locator("#ranking tbody tr").evaluate_all(
+        "rows => rows.map(r => r.getAttribute('data-bot'))"
+    )
+
+
+class TestIndex:
+    def test_ranking_matches_the_json_and_sorts(self, site: Path, page: Page) -> None:
+        """The ranking lists the bots of leaderboard.json in its order with its scores; a click
+        on the bot heading sorts by name, a second click reverses it; faults sort most first."""
+        board = json.loads((site / "leaderboard.json").read_text())
+        page.goto((site / "index.html").as_uri())
+        page.wait_for_selector("#rating-chart")
+        assert ranking_names(page) == [bot["name"] for bot in board["bots"]]
+        scores = page.locator("#ranking tbody td.score").all_inner_texts()
+        assert scores == [f"{bot['score']:.2f}" for bot in board["bots"]]
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "index.png"), full_page=True)
+
+        page.click("#ranking thead th:nth-child(2)")  # bot name, ascending
+        names = sorted((bot["name"] for bot in board["bots"]), key=str.casefold)
+        assert ranking_names(page) == names
+        page.click("#ranking thead th:nth-child(2)")
+        assert ranking_names(page) == names[::-1]
+        page.click("#ranking thead th:nth-child(9)")  # faults, most first
+        faults = {bot["name"]: bot["faults_total"] for bot in board["bots"]}
+        shown = [faults[name] for name in ranking_names(page)]
+        assert shown == sorted(shown, reverse=True) and ranking_names(page)[0] == FAULTY
+
+    def test_charts_are_drawn(self, site: Path, page: Page) -> None:
+        """Chart.js (vendored, loaded from file://) draws the rating history: one mu line and
+        two band edges per bot."""
+        page.goto((site / "index.html").as_uri())
+        count = page.evaluate("Chart.getChart('rating-chart').data.datasets.length")
+        board = json.loads((site / "leaderboard.json").read_text())
+        assert count == 3 * len(board["bots"])
+        assert page.evaluate("Chart.getChart('trump-chart').data.labels.length") == 4
+
+
+class TestBotPage:
+    def test_bot_page_from_the_ranking(self, site: Path, page: Page) -> None:
+        """A bot's link opens its page with its statistics, charts and its fault log."""
+        page.goto((site / "index.html").as_uri())
+        page.click(f"#ranking a:text-is('{FAULTY}')")
+        page.wait_for_selector("#bot-name")
+        assert page.inner_text("#bot-name") == FAULTY
+        assert "Zero-bid rate" in page.inner_text("#bot-stats")
+        assert "timeout" in page.inner_text("#faults")
+        assert "ValueError: bad card" in page.inner_text("#faults pre.log")
+        assert page.evaluate("Chart.getChart('bid-chart').data.datasets.length") == 2
+        page.screenshot(path=str(ARTIFACTS / "bot.png"), full_page=True)
+
+
+class TestReplay:
+    def test_step_to_the_last_trick(self, site: Path, page: Page) -> None:
+        """From the games list a replay opens; stepping trick by trick reaches the last trick,
+        whose totals after scoring are the game's result."""
+        page.goto((site / "games.html").as_uri())
+        page.click("table.games a:text-is('replay')")
+        page.wait_for_selector("#replay:not([hidden])")
+        game = page.evaluate("new URLSearchParams(location.search).get('game')")
+        script = (site / "replay-data" / f"{game}.js").read_text()
+        data = json.loads(script[len("ohsevenReplay(") : -len(");\n")])
+        steps = 0
+        while not page.is_disabled("#next-trick"):
+            page.click("#next-trick")
+            steps += 1
+        assert steps == len(data["tricks"])
+        assert page.get_attribute("#caption", "data-kind") == "trick"
+        assert page.locator("#trick .card").count() == len(data["players"])
+        page.screenshot(path=str(ARTIFACTS / "replay.png"), full_page=True)
+        page.click("#last")
+        totals = page.locator("#seats td.total").all_inner_texts()
+        assert [int(t) for t in totals] == data["result"]["totals"]
+        page.keyboard.press("Home")
+        assert page.get_attribute("body", "data-frame") == "0"
+        hands = page.locator("#seats tbody tr").first.locator(".card").count()
+        assert hands == 7
+
+    def test_unknown_game_says_so(self, site: Path, browser: Browser) -> None:
+        """A replay link to a game without a replay shows a message, not a blank page."""
+        page = browser.new_page()
+        page.goto((site / "replay.html").as_uri() + "?game=nope-g0")
+        page.wait_for_selector("#replay-error:not([hidden])")
+        assert "No replay was recorded for game nope-g0" in page.inner_text("#replay-error")
+        page.close()
