@@ -73,7 +73,7 @@
         parsing: true,
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: { type: "linear", title: { display: true, text: "games played" }, min: 0 },
+          x: { type: "linear", title: { display: true, text: "games played" }, min: 0, ticks: { precision: 0 } },
           y: { title: { display: true, text: "TrueSkill μ" } }
         },
         plugins: {
