@@ -282,10 +282,12 @@ class _Referee:
             return
         while True:
             try:
-                frames = sock.recv_multipart(zmq.NOBLOCK, copy=True)
+                frames = sock.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
             self._handle(frames)
+            if not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:  # cheaper than raising Again
+                return
 
     def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
