@@ -64,5 +64,20 @@ class MonteCarloBot(HeuristicBot):
 
 BOT_CLASS = MonteCarloBot
 
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``--budget SECONDS`` sets the time per decision; every other option is the runner's."""
+    import argparse
+    import functools
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--budget", type=float, default=0.25)
+    args, rest = parser.parse_known_args(argv)
+    factory = functools.partial(MonteCarloBot, budget_s=args.budget)
+    factory.name = BOT_NAME  # type: ignore[attr-defined]
+    run(factory, rest)
+
+
 if __name__ == "__main__":
-    run(MonteCarloBot)
+    main()
