@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hands = {"ours": 0, "openspiel": 0}
     spent = {"ours": 0.0, "openspiel": 0.0}
     decisions = {"ours": 0, "openspiel": 0}
-    clock = time.perf_counter
+    clock = time.process_time
     deadline = clock() + args.seconds
     turn = 0
     while hands["ours"] < args.hands and clock() < deadline:

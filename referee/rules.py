@@ -306,6 +306,18 @@ class Game:
 
     def push(self, seat: int, move: Any) -> None:
         """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
+        if self.phase is Phase.PLAY and type(move) is int and seat in self.to_act:
+            # the common case, a legal play, checked as in ``_check`` without its dispatch
+            hand = self.hands[seat]
+            trick = self.trick
+            if move in hand and (
+                not trick
+                or move // self._ranks == trick[0] // self._ranks
+                or self._may_play(hand, move)
+            ):
+                self.moves.append((seat, "play", move))
+                self._play(seat, move)
+                return
         kind = self._check(seat, move)
         if kind == "play":
             self.moves.append((seat, kind, move))
@@ -333,11 +345,11 @@ class Game:
                 )
             # Same test as ``move in self._legal_plays(seat)``, without building the tuple.
             hand = self.hands[seat]
-            if move not in hand or (self.trick and not self._may_play(hand, move)):
-                raise IllegalMoveError(
-                    self._why_illegal_play(seat, move), seat=seat, move=move, game=self
-                )
-            return "play"
+            if move in hand and (not self.trick or self._may_play(hand, move)):
+                return "play"
+            raise IllegalMoveError(
+                self._why_illegal_play(seat, move), seat=seat, move=move, game=self
+            )
         if phase is Phase.BID:
             self._check_bid(seat, move)
             return "bid"
@@ -703,6 +715,19 @@ def oh_hell_hand_sizes(players: int, order: str = "up") -> tuple[int, ...]:
     return {"up": up, "down": down, "up-down": up + down[1:], "down-up": down + up[1:]}[order]
 
 
+_OH_HELL_DECKS: dict[int, Deck] = {13: OH_HELL_DECK}
+
+
+def _oh_hell_deck(ranks: int) -> Deck:
+    """``oh_hell_deck(ranks)``, built once per size: decks are frozen, games share them."""
+    deck = _OH_HELL_DECKS.get(ranks) if type(ranks) is int else None
+    if deck is None:
+        deck = oh_hell_deck(ranks)
+        if type(ranks) is int:
+            _OH_HELL_DECKS[ranks] = deck
+    return deck
+
+
 class OhHellGame(Game):
     """Oh Hell: hands of 1, 2, 3, ... cards, a turned-up trump, and bids of a number of tricks.
 
@@ -723,7 +748,7 @@ class OhHellGame(Game):
         first_dealer: int | None = None,
         trump_on_last_hand: bool = False,
     ) -> None:
-        self.deck = oh_hell_deck(ranks) if ranks != 13 else OH_HELL_DECK
+        self.deck = _oh_hell_deck(ranks)
         rules = options if isinstance(options, Rules) else Rules.make(OH_HELL, options)
         if rules.game != OH_HELL:
             raise InvalidRulesError(f"rules for {rules.game} cannot play {OH_HELL}")
@@ -761,11 +786,8 @@ class OhHellGame(Game):
         self.hand_size = k
         deck = self._shuffled(list(range(self.deck.size)))
         first = (self.dealer + 1) % n
-        self.hands = [[] for _ in range(n)]
-        for i in range(k * n):
-            self.hands[(first + i) % n].append(deck[i])
-        for hand in self.hands:
-            hand.sort()
+        # card i goes to seat (first + i) % n
+        self.hands = [sorted(deck[(s - first) % n : k * n : n]) for s in range(n)]
         last = self.round == self.rounds - 1
         if k * n < len(deck) and (not last or self._trump_on_last):
             self.trump_card = deck[k * n]
