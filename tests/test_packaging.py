@@ -24,7 +24,10 @@ class TestEditableInstall:
     def test_no_bare_top_level_names(self) -> None:
         """Nothing is installed as a bare ``referee`` or ``sdk`` module."""
         for bare in ("referee", "sdk"):
-            code = f"import importlib.util,sys; sys.path.remove(''); print(importlib.util.find_spec({bare!r}))"
+            code = (
+                "import importlib.util, sys; sys.path.remove('');"
+                f"print(importlib.util.find_spec({bare!r}))"
+            )
             out = subprocess.run(
                 [sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True
             )
