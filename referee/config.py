@@ -58,7 +58,7 @@ LIMIT_KEYS = (
 DEMO_CONFIG = """\
 name: quickstart
 game: oh-seven
-table_size: 3
+table_size: [2, 3]
 bots:
   - name: random
     file: random_bot.py
@@ -69,10 +69,10 @@ bots:
 schedule:
   type: round-robin
   repeats: 1
-  games_per_table: 4
+  games_per_table: 2
 time_control:
-  move_seconds: 1.0
-  bank_seconds: 10.0
+  move_seconds: 0.3
+  bank_seconds: 5.0
   start_seconds: 10.0
 sandbox:
   mode: unsandboxed
@@ -241,7 +241,7 @@ class _Reader:
         child = f"{path}.{key}" if path else key
         if key not in data or data[key] is None:
             if required:
-                self.doc.error(path or key, f"missing key `{key}` ({expected})")
+                self.doc.error(path, f"missing key `{key}` ({expected})")
             return default
         value = data[key]
         if not check(value):

@@ -1,0 +1,232 @@
+"""Tournament configuration: parsing, defaults, and every mistake reported at once with lines."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from ohseven.referee.config import (
+    DEMO_CONFIG,
+    ConfigError,
+    demo_config,
+    load_config,
+    load_config_text,
+)
+from ohseven.referee.records import TimeControl
+
+GOOD = """\
+name: league
+game: oh-hell
+rules:
+  hook: true
+table_size: [4, 3]
+bots:
+  - name: a
+    file: bots/a.py
+  - name: b
+    command: python3 -u bots/b.py --fast
+    limits: {memory_mb: 512}
+  - name: c
+    file: bots/a.py
+  - name: d
+    command: [bots/run.sh, x]
+schedule: {type: round-robin, repeats: 2, games_per_table: 3}
+time_control: {move_seconds: 0.5, bank_seconds: 5}
+sandbox: {mode: unsandboxed, memory_mb: 256}
+seed: 42
+replays: true
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "a.py").write_text("print('a')\n")
+    (tmp_path / "bots" / "b.py").write_text("print('b')\n")
+    script = tmp_path / "bots" / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    return tmp_path
+
+
+def load(folder: Path, text: str):
+    path = folder / "t.yaml"
+    path.write_text(text)
+    return load_config(path)
+
+
+def errors_of(folder: Path, text: str) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load(folder, text)
+    return caught.value.errors
+
+
+class TestValid:
+    def test_every_key_is_read(self, folder: Path) -> None:
+        """A full config becomes the values it states, paths resolved from the config's folder."""
+        config = load(folder, GOOD)
+        assert config.name == "league" and config.game == "oh-hell"
+        assert config.rules["hook"] is True
+        assert config.table_sizes == (3, 4)
+        assert config.bot_names == ("a", "b", "c", "d")
+        assert config.bots[0].spec.command == (sys.executable, str(folder / "bots" / "a.py"))
+        assert config.bots[0].spec.directory == str(folder / "bots")
+        assert config.bots[1].spec.command == ("python3", "-u", "bots/b.py", "--fast")
+        assert config.bots[1].limits == (("memory_mb", 512),)
+        assert config.bots[3].spec.command == (str(folder / "bots" / "run.sh"), "x")
+        assert config.schedule.repeats == 2 and config.schedule.games_per_table == 3
+        assert config.time_control == TimeControl(0.5, 5.0, TimeControl().start_seconds)
+        assert config.sandbox.mode == "unsandboxed"
+        assert config.sandbox.limits == (("memory_mb", 256),)
+        assert config.seed == 42 and config.replays is True
+        assert config.output == str(folder / "out" / "league")
+
+    def test_defaults(self, folder: Path) -> None:
+        """Omitted keys take their documented defaults."""
+        config = load(
+            folder,
+            "name: x\ngame: oh-seven\ntable_size: 2\nbots:\n"
+            "  - {name: a, file: bots/a.py}\n  - {name: b, file: bots/b.py}\n",
+        )
+        assert config.workers == (os.cpu_count() or 1)
+        assert config.schedule.type == "round-robin" and config.schedule.repeats == 1
+        assert config.time_control == TimeControl()
+        assert config.sandbox.mode == "bwrap" and config.seed == 0 and not config.replays
+        assert config.ratings.fault_ranks_last is True
+
+    def test_digest_ignores_workers_and_output(self, folder: Path) -> None:
+        """The digest changes with what decides results, not with workers or output."""
+        base = load(folder, GOOD).digest
+        assert load(folder, GOOD + "workers: 3\noutput: elsewhere\n").digest == base
+        assert load(folder, GOOD.replace("seed: 42", "seed: 43")).digest != base
+        (folder / "bots" / "a.py").write_text("print('changed')\n")
+        assert load(folder, GOOD).digest != base
+
+    def test_demo_config_uses_the_installed_example_bots(self, tmp_path: Path) -> None:
+        """The embedded quickstart validates and runs the example bots of the package."""
+        config = demo_config(tmp_path)
+        assert config.name == "quickstart"
+        assert all(Path(bot.spec.command[-1]).is_file() for bot in config.bots)
+        assert config.output == str(tmp_path / "out" / "quickstart")
+
+    def test_shipped_quickstart_matches_the_embedded_demo(self) -> None:
+        """tournaments/quickstart.yaml is the embedded demo (same tournament digest inputs)."""
+        shipped = Path(__file__).parent.parent / "tournaments" / "quickstart.yaml"
+        config = load_config(shipped)
+        demo = demo_config()
+        assert config.schedule == demo.schedule and config.rules == demo.rules
+        assert config.bot_names == demo.bot_names
+        assert [Path(b.spec.command[-1]).name for b in config.bots] == [
+            Path(b.spec.command[-1]).name for b in demo.bots
+        ]
+        assert "name: quickstart" in DEMO_CONFIG
+
+    @pytest.mark.parametrize("name", ["quickstart", "oh-hell", "gauntlet"])
+    def test_shipped_tournaments_are_valid(self, name: str) -> None:
+        """Every tournament shipped in tournaments/ validates."""
+        load_config(Path(__file__).parent.parent / "tournaments" / f"{name}.yaml")
+
+
+class TestErrors:
+    def test_all_errors_at_once_with_lines_and_keys(self, folder: Path) -> None:
+        """Several mistakes: each reported, in file order, as file:line: key `path`: message."""
+        text = (
+            "name: x\n"  # 1
+            "game: oh-seven\n"  # 2
+            "rules: {passing: maybe}\n"  # 3
+            "table_size: 3\n"  # 4
+            "bots:\n"  # 5
+            "  - {name: a, file: bots/a.py}\n"  # 6
+            "  - {name: a, file: bots/nope.py}\n"  # 7
+            "  - {name: c, command: 7}\n"  # 8
+            "schedule: {type: swiss}\n"  # 9
+            "colour: red\n"  # 10
+        )
+        errors = errors_of(folder, text)
+        source = str(folder / "t.yaml")
+        expected = [
+            (3, "rules.passing", "expected true or false"),
+            (7, "bots[1].file", "no such file"),
+            (7, "bots[1].name", "duplicate bot name"),
+            (8, "bots[2].command", "expected a command line"),
+            (9, "schedule.type", "expected one of round-robin, gauntlet"),
+            (10, "colour", "unknown key"),
+        ]
+        assert len(errors) == len(expected), errors
+        for error, (line, key, message) in zip(errors, expected, strict=True):
+            assert error.startswith(f"{source}:{line}: key `{key}`: "), error
+            assert message in error
+
+    def test_table_size_outside_the_game_and_the_pool(self, folder: Path) -> None:
+        """Tables larger than the pool, or outside the game's player range, are refused."""
+        text = "name: x\ngame: oh-hell\ntable_size: [2, 3]\nbots:\n  - {name: a, file: bots/a.py}\n"
+        errors = errors_of(folder, text)
+        assert any("oh-hell is played by 3 to 7 players, not 2" in e for e in errors)
+        assert any("a table of 3 needs 3 bots; there are 1" in e for e in errors)
+
+    def test_gauntlet_needs_known_candidates_and_a_field(self, folder: Path) -> None:
+        """Gauntlet candidates must be bots, and the field must fill a table."""
+        text = (
+            "name: x\ngame: oh-seven\ntable_size: 3\nschedule: {type: gauntlet, candidates: "
+            "[a, zz]}\nbots:\n  - {name: a, file: bots/a.py}\n  - {name: b, file: bots/b.py}\n"
+        )
+        errors = errors_of(folder, text)
+        assert any("key `schedule.candidates[1]`: no bot named 'zz'" in e for e in errors)
+        assert any("needs 2 field bots" in e for e in errors)
+
+    def test_missing_required_keys(self, folder: Path) -> None:
+        """name, game, table_size and bots are required."""
+        errors = errors_of(folder, "seed: 1\n")
+        for key in ("name", "game", "table_size", "bots"):
+            assert any(f"missing key `{key}`" in e for e in errors), errors
+
+    def test_invalid_yaml_names_the_line(self, folder: Path) -> None:
+        """A YAML syntax error is a ConfigError with its line, not a traceback."""
+        errors = errors_of(folder, "name: x\nbots: [\n  - a\n")
+        assert len(errors) == 1 and "not valid YAML" in errors[0]
+
+    def test_unreadable_file(self, tmp_path: Path) -> None:
+        """A missing config file is a ConfigError naming it."""
+        with pytest.raises(ConfigError, match="cannot read"):
+            load_config(tmp_path / "none.yaml")
+
+    def test_config_error_is_a_value_error(self) -> None:
+        """ConfigError refines ValueError; its message counts and lists the errors."""
+        with pytest.raises(ValueError, match="5 errors") as caught:
+            load_config_text("seed: -1\n", source="s.yaml")
+        assert isinstance(caught.value, ConfigError)
+        assert "s.yaml:1: key `seed`: expected an integer >= 0" in str(caught.value)
+
+    @given(st.dictionaries(st.text(min_size=1, max_size=8), st.integers(), max_size=4))
+    def test_unknown_top_keys_are_always_reported(self, extra: dict) -> None:
+        """Any unknown top-level key is reported with its own name and line."""
+        known = {
+            "name",
+            "game",
+            "rules",
+            "table_size",
+            "bots",
+            "schedule",
+            "time_control",
+            "sandbox",
+            "ratings",
+            "workers",
+            "output",
+            "seed",
+            "replays",
+        }
+        extra = {k: v for k, v in extra.items() if k.isidentifier() and k not in known}
+        text = "name: x\ngame: oh-seven\ntable_size: 2\n" + "".join(
+            f"{key}: {value}\n" for key, value in extra.items()
+        )
+        try:
+            load_config_text(text, source="h.yaml")
+        except ConfigError as error:
+            for line, key in enumerate(extra, start=4):
+                assert f"h.yaml:{line}: key `{key}`: unknown key" in str(error)
+        else:
+            pytest.fail("a config without bots was accepted")
