@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -39,10 +40,14 @@ __all__ = [
     "SCHEDULE_TYPES",
     "SANDBOX_MODES",
     "LIMIT_KEYS",
+    "CLUSTER_BOTS",
+    "is_cluster_address",
 ]
 
 SCHEDULE_TYPES = ("round-robin", "gauntlet")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
+#: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
+CLUSTER_BOTS = ("shared", "ship")
 #: resource limits of a bot process (see ``sandbox.Limits``); all positive integers.
 LIMIT_KEYS = (
     "memory_mb",
@@ -140,8 +145,11 @@ class TourneyConfig:
     output: str = "out"
     seed: int = 0
     replays: bool = False
+    #: a Dask scheduler's address (``tcp://HOST:8786``), or None for the local pool
+    cluster: str | None = None
+    cluster_bots: str = "shared"
     source: str = "<config>"
-    #: digest of everything that decides the results (not workers, output or source)
+    #: digest of everything that decides the results (not workers, output, cluster or source)
     digest: str = ""
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
@@ -280,8 +288,19 @@ TOP_KEYS = (
     "output",
     "seed",
     "replays",
+    "cluster",
+    "cluster_bots",
 )
 BOT_KEYS = ("name", "file", "command", "directory", "limits")
+
+
+_CLUSTER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
+
+
+def is_cluster_address(value: Any) -> bool:
+    """Whether ``value`` is a Dask scheduler address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT``."""
+    match = _CLUSTER_ADDRESS.fullmatch(value) if isinstance(value, str) else None
+    return match is not None and 0 < int(match.group(3)) < 65536
 
 
 def _file_digest(path: Path) -> str:
@@ -569,13 +588,26 @@ def load_config_text(
     output_raw = reader.get(data, "", "output", _is_str, "a directory")
     seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", 0)
     replays = reader.get(data, "", "replays", lambda v: isinstance(v, bool), "true or false", False)
+    cluster = reader.get(
+        data, "", "cluster", is_cluster_address, "a Dask scheduler address like tcp://HOST:8786"
+    )
+    cluster_bots = reader.get(
+        data,
+        "",
+        "cluster_bots",
+        lambda v: v in CLUSTER_BOTS,
+        f"one of {', '.join(CLUSTER_BOTS)}",
+        "shared",
+    )
 
     if doc.errors:
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None
     default_output = out_base / "out" / name
     output = (base / output_raw).resolve() if output_raw is not None else default_output
-    decisive = {k: v for k, v in data.items() if k not in ("workers", "output")}
+    decisive = {
+        k: v for k, v in data.items() if k not in ("workers", "output", "cluster", "cluster_bots")
+    }
     decisive["_bot_files"] = fingerprints
     digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
         :16
@@ -593,6 +625,8 @@ def load_config_text(
         output=str(output),
         seed=seed,
         replays=replays,
+        cluster=cluster,
+        cluster_bots=cluster_bots,
         source=source,
         digest=digest,
         document=data,
