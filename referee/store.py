@@ -1,11 +1,13 @@
 """The tournament database: one SQLite file (WAL) in the output directory.
 
 Tables: ``meta`` (schema version, config JSON and digest, seed), ``matches`` (one row per
-scheduled match: bots, games, status ``pending`` / ``running`` / ``done``), ``games`` (one row per
-finished game, keyed by its canonical index), ``faults`` (one row per fault), ``logs`` (each
-bot's truncated output per match). Each game is committed as soon as it is written, so a kill
-at any moment leaves the database consistent: at worst a match is ``running`` with some of its
-games, and :meth:`Store.start_match` clears them before the match is played again.
+scheduled match: bots, games, status ``pending`` / ``running`` / ``done`` / ``failed``), ``games``
+(one row per finished game, keyed by its canonical index), ``faults`` (one row per fault),
+``logs`` (each bot's truncated output per match), ``failures`` (why a ``failed`` match failed:
+on a Dask cluster, a match that kept killing its workers; a rerun plays it again). Each game
+is committed as soon as it is written, so a kill at any moment leaves the database consistent:
+at worst a match is ``running`` with some of its games, and :meth:`Store.start_match` clears
+them before the match is played again.
 
 Only the referee's parent process writes; readers (``publish``) may read while it runs.
 """
@@ -79,6 +81,10 @@ CREATE TABLE IF NOT EXISTS logs (
     bot TEXT NOT NULL,
     text TEXT NOT NULL,
     PRIMARY KEY (match_index, bot)
+);
+CREATE TABLE IF NOT EXISTS failures (
+    match_index INTEGER PRIMARY KEY REFERENCES matches(match_index),
+    reason TEXT NOT NULL
 );
 """
 
@@ -274,6 +280,7 @@ class Store:
             )
             self.db.execute("DELETE FROM games WHERE match_index = ?", (match_index,))
             self.db.execute("DELETE FROM logs WHERE match_index = ?", (match_index,))
+            self.db.execute("DELETE FROM failures WHERE match_index = ?", (match_index,))
             self.db.execute(
                 "UPDATE matches SET status='running', started=?, finished=NULL "
                 "WHERE match_index = ?",
@@ -339,6 +346,31 @@ class Store:
                 "UPDATE matches SET status='done', finished=? WHERE match_index = ?",
                 (time.time(), match_index),
             )
+
+    def fail_match(self, match_index: int, reason: str) -> None:
+        """Mark a match failed (none of its games count) and keep why; a rerun plays it again."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM faults WHERE canonical_index IN "
+                "(SELECT canonical_index FROM games WHERE match_index = ?)",
+                (match_index,),
+            )
+            self.db.execute("DELETE FROM games WHERE match_index = ?", (match_index,))
+            self.db.execute(
+                "INSERT OR REPLACE INTO failures VALUES (?, ?)", (match_index, str(reason))
+            )
+            self.db.execute(
+                "UPDATE matches SET status='failed', finished=? WHERE match_index = ?",
+                (time.time(), match_index),
+            )
+
+    def failures(self) -> dict[int, str]:
+        """match index -> why it failed, for the matches whose status is ``failed``."""
+        rows = self.db.execute(
+            "SELECT f.match_index, f.reason FROM failures f JOIN matches m USING (match_index) "
+            "WHERE m.status = 'failed' ORDER BY f.match_index"
+        )
+        return {row[0]: row[1] for row in rows}
 
     # -- queries
 
