@@ -1,0 +1,134 @@
+"""The tournament database: real SQLite files, committed games, resume, aggregates."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from ohseven.referee.records import Fault, FaultStatus, GameRecord
+from ohseven.referee.rules import competition_ranks
+from ohseven.referee.store import DB_NAME, Store, StoreError, aggregate
+
+MATCHES = [(0, "m00000", ("a", "b"), 0, 2), (1, "m00001", ("a", "c"), 2, 2)]
+
+
+def game(match: str, index: int, seats, totals, faults=(), stats=None) -> GameRecord:
+    return GameRecord(
+        match,
+        index,
+        100 + index,
+        tuple(seats),
+        tuple(totals),
+        competition_ranks(totals),
+        tuple(faults),
+        stats or {},
+        None,
+        1.5,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with Store.open(tmp_path) as opened:
+        assert opened.setup(digest="abc", config={"name": "t"}, seed=1, matches=MATCHES)
+        yield opened
+
+
+class TestTournament:
+    def test_wal_and_meta(self, store: Store, tmp_path: Path) -> None:
+        """The file is in WAL mode and holds the config, its digest, seed and schema version."""
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        meta = store.meta()
+        assert meta["config_digest"] == "abc" and meta["seed"] == "1"
+        assert meta["schema_version"] == "1" and '"name": "t"' in meta["config"]
+
+    def test_same_digest_resumes_other_digest_is_refused(self, store: Store) -> None:
+        """setup again with the same digest is a resume; another digest raises StoreError."""
+        assert store.setup(digest="abc", config={}, seed=1, matches=MATCHES) is False
+        with pytest.raises(StoreError, match="another tournament"):
+            store.setup(digest="xyz", config={}, seed=1, matches=MATCHES)
+
+    def test_open_without_create(self, tmp_path: Path) -> None:
+        """Opening a folder without a database for reading raises StoreError."""
+        with pytest.raises(StoreError, match="no tournament database"):
+            Store.open(tmp_path / "none", create=False)
+
+
+class TestGames:
+    def test_game_round_trip_in_canonical_order(self, store: Store) -> None:
+        """Games come back equal to what was written, in canonical order."""
+        second = game("m00001", 0, "ac", (3, 3), [Fault(1, FaultStatus.TIMEOUT, "slow")])
+        first = game("m00000", 1, "ba", (7, -2), stats={"rounds": 7})
+        store.start_match(1)
+        store.add_game(2, 1, second)
+        store.start_match(0)
+        store.add_game(1, 0, first)
+        stored = store.games()
+        assert [g.canonical_index for g in stored] == [1, 2]
+        assert [g.record for g in stored] == [first, second]
+        assert store.add_game(1, 0, first) is False  # written once only
+
+    def test_each_game_is_committed_at_once(self, store: Store, tmp_path: Path) -> None:
+        """Another connection sees a game as soon as add_game returns."""
+        store.start_match(0)
+        store.add_game(0, 0, game("m00000", 0, "ab", (1, 2)))
+        other = sqlite3.connect(tmp_path / DB_NAME)
+        assert other.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 1
+
+    def test_restarting_a_match_discards_its_partial_games(self, store: Store) -> None:
+        """start_match on a half-played match removes its games, faults and logs."""
+        store.start_match(0)
+        store.add_game(0, 0, game("m00000", 0, "ab", (1, 2), [Fault(0, FaultStatus.CRASH)]))
+        assert store.unfinished_matches() == [0, 1]
+        store.start_match(0)
+        assert store.games() == [] and store.faults_by_status() == {}
+
+    def test_finish_needs_every_game(self, store: Store) -> None:
+        """A match is marked done only when all its games are written; logs are kept."""
+        store.start_match(0)
+        store.add_game(0, 0, game("m00000", 0, "ab", (1, 2)))
+        with pytest.raises(StoreError, match="1 of its 2 games"):
+            store.finish_match(0)
+        store.add_game(1, 0, game("m00000", 1, "ba", (1, 2)))
+        store.finish_match(0, {"a": "hello"})
+        assert store.match_status() == {0: "done", 1: "pending"}
+        assert store.logs(0) == {"a": "hello"}
+        assert store.unfinished_matches() == [1]
+
+
+class TestAggregates:
+    def test_per_bot_aggregates(self, store: Store) -> None:
+        """Games, points, wins, rank distribution, faults by status and summed raw counts."""
+        counts = {"bids": 7, "zero_bids": 2, "top_bids": 1, "bids_made": 3}
+        store.start_match(0)
+        store.add_game(
+            0,
+            0,
+            game(
+                "m00000",
+                0,
+                "ab",
+                (10, 4),
+                [Fault(1, FaultStatus.TIMEOUT)],
+                {"rounds": 7, "players": [counts, {"bids": 7}]},
+            ),
+        )
+        store.add_game(1, 0, game("m00000", 1, "ba", (6, 6), stats={"rounds": 7}))
+        result = store.bot_aggregates(["a", "b", "c"])
+        a, b, c = result["a"], result["b"], result["c"]
+        assert (a.games, a.points, a.wins, a.rounds) == (2, 16, 2, 14)
+        assert a.ranks == ((1, 2),) and b.ranks == ((1, 1), (2, 1))
+        assert a.points_per_game == 8 and a.points_per_round == 16 / 14
+        assert b.faults == (("timeout", 1),) and b.faulted_games == 1
+        assert a.rates()["zero_bid_rate"] == 2 / 7 and a.rates()["bid_fill_rate"] == 3 / 7
+        assert c.games == 0 and c.points_per_game is None
+        assert store.faults_by_status() == {"b": {"timeout": 1}}
+
+    def test_aggregate_of_records_equals_the_stores(self, store: Store) -> None:
+        """aggregate() over the records read back gives the store's aggregates."""
+        store.start_match(1)
+        store.add_game(2, 1, game("m00001", 0, "ac", (1, 9)))
+        records = [g.record for g in store.games()]
+        assert aggregate(records, "abc") == store.bot_aggregates("abc")
