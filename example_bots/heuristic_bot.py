@@ -46,7 +46,9 @@ class HeuristicBot(Bot):
         def gap(card: str) -> float:
             # a high bid card is likely the top bid, so its suit would be trump
             trump = card[1] if rank(card) >= 4 else None
-            estimate = estimate_tricks(view.hand, trump, view.game, view.players) if trump else no_trump
+            estimate = (
+                estimate_tricks(view.hand, trump, view.game, view.players) if trump else no_trump
+            )
             return abs(rank(card) - estimate)
 
         return min(view.legal, key=lambda card: (gap(card), card))

@@ -65,7 +65,6 @@ class MonteCarloBot(HeuristicBot):
 BOT_CLASS = MonteCarloBot
 
 
-
 def main(argv: list[str] | None = None) -> None:
     """``--budget SECONDS`` sets the time per decision; every other option is the runner's."""
     import argparse

@@ -350,8 +350,9 @@ def local_game(
     engine = new_game(game, players, seed, options, **table)
     deck = engine.deck
     names = deck.names
-    drivers = [Driver(bot, strict=strict, rng=random.Random(seed * 1000 + s)) for s, bot in
-               enumerate(bots)]
+    drivers = [
+        Driver(bot, strict=strict, rng=random.Random(seed * 1000 + s)) for s, bot in enumerate(bots)
+    ]
     pending: list[list[dict[str, Any]]] = [
         [
             {

@@ -412,9 +412,7 @@ def _oh_seven_bid_sample(
     for attempt in view.bid_attempts:
         for s, card in enumerate(attempt["cards"]):
             used[s].append(card)
-    cards = [
-        "" if s == me else _oh_seven_guess_bid(hands[s], used[s], n, rng) for s in range(n)
-    ]
+    cards = ["" if s == me else _oh_seven_guess_bid(hands[s], used[s], n, rng) for s in range(n)]
     values: dict[Any, float] = {}
     forced: list[tuple[str, float]] = []
     for card in legal:

@@ -204,7 +204,7 @@ class View:
             cards = e["cards"]
             self.bid_attempts.append(dict(e))
             self.used_bids.append(cards[self.seat])
-            for s, card in enumerate(cards):
+            for s in range(len(cards)):
                 if s != self.seat:
                     # every card shown this deal was in that hand (after the pass): the union
                     # keeps two copies only when the seat showed both.

@@ -19,12 +19,27 @@ UNSANDBOXED = SandboxConfig(mode="unsandboxed")
 
 
 def request(kind="play", legal=("5H", "7H"), count=0, events=()):
-    return {"type": "request", "id": 1, "kind": kind, "events": list(events),
-            "legal": list(legal), "count": count, "time_ms": 1000, "bank_ms": 1000}  # fmt: skip
+    return {
+        "type": "request",
+        "id": 1,
+        "kind": kind,
+        "events": list(events),
+        "legal": list(legal),
+        "count": count,
+        "time_ms": 1000,
+        "bank_ms": 1000,
+    }
 
 
-GAME = {"type": "game", "index": 0, "game": "oh-seven", "players": 3, "seat": 0, "rounds": 7,
-        "rules": {}}  # fmt: skip
+GAME = {
+    "type": "game",
+    "index": 0,
+    "game": "oh-seven",
+    "players": 3,
+    "seat": 0,
+    "rounds": 7,
+    "rules": {},
+}
 
 
 class Cheater(Bot):
@@ -193,10 +208,13 @@ class TestCommandLine:
     def test_local_play(self):
         """--local plays in-process games and prints one total per seat."""
         proc = subprocess.run(
-            bot_command("heuristic", "--local", "--games", "2", "--players", "3",
-                        "--against", "random"),  # fmt: skip
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            bot_command(
+                "heuristic", "--local", "--games", "2", "--players", "3", "--against", "random"
+            ),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         lines = proc.stdout.strip().splitlines()
         assert len(lines) == 3 and "heuristic (you)" in lines[0]
 

@@ -24,8 +24,15 @@ def advance(game_name, players, seed, steps, seat, options=None):
         engine.push(actor, rng.choice(list(engine.legal_moves(actor))))
     view = View()
     view.apply(
-        {"type": "game", "index": 0, "game": engine.rules.game, "players": players,
-         "seat": seat, "rounds": engine.rounds, "rules": engine.rules.as_dict()}  # fmt: skip
+        {
+            "type": "game",
+            "index": 0,
+            "game": engine.rules.game,
+            "players": players,
+            "seat": seat,
+            "rounds": engine.rounds,
+            "rules": engine.rules.as_dict(),
+        }
     )
     for event in engine.events:
         if event.get("to", seat) == seat:
@@ -86,8 +93,15 @@ class TestSampleHands:
         engine.push(engine.to_act[0], 3)
         view = View()
         view.apply(
-            {"type": "game", "index": 0, "game": "oh-hell", "players": 4, "seat": 0,
-             "rounds": 1, "rules": engine.rules.as_dict()}  # fmt: skip
+            {
+                "type": "game",
+                "index": 0,
+                "game": "oh-hell",
+                "players": 4,
+                "seat": 0,
+                "rounds": 1,
+                "rules": engine.rules.as_dict(),
+            }
         )
         for event in engine.events:
             if event.get("to", 0) == 0:
@@ -148,8 +162,12 @@ class TestPlayouts:
         actor = engine.to_act[0]
         _, view = advance(game_name, players, 9, 0, actor)
         legal = list(engine.legal_moves(actor))
-        view.set_request({"kind": "bid", "legal": [engine.deck.name(c) for c in legal]
-                          if game_name == OH_SEVEN else legal})  # fmt: skip
+        view.set_request(
+            {
+                "kind": "bid",
+                "legal": [engine.deck.name(c) for c in legal] if game_name == OH_SEVEN else legal,
+            }
+        )
         bids = evaluate_bids(view, random.Random(0), budget_s=0.05, max_samples=5)
         assert set(bids) == set(view.legal)
         while engine.phase is not Phase.PLAY:
@@ -158,8 +176,15 @@ class TestPlayouts:
         actor = engine.to_act[0]
         view = View()
         view.apply(
-            {"type": "game", "index": 0, "game": game_name, "players": players, "seat": actor,
-             "rounds": engine.rounds, "rules": engine.rules.as_dict()}  # fmt: skip
+            {
+                "type": "game",
+                "index": 0,
+                "game": game_name,
+                "players": players,
+                "seat": actor,
+                "rounds": engine.rounds,
+                "rules": engine.rules.as_dict(),
+            }
         )
         for event in engine.events:
             if event.get("to", actor) == actor:

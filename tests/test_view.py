@@ -34,8 +34,16 @@ class TestCards:
     def test_ranks_of_both_decks(self):
         """Digits are their value, T..A are 10..14, and the suit is the last letter."""
         assert [rank(c) for c in ("0C", "7S", "2H", "9D", "TH", "JH", "QH", "KH", "AH")] == [
-            0, 7, 2, 9, 10, 11, 12, 13, 14,
-        ]  # fmt: skip
+            0,
+            7,
+            2,
+            9,
+            10,
+            11,
+            12,
+            13,
+            14,
+        ]
         assert suit("TH") == "H"
 
     def test_deck_names(self):
@@ -62,8 +70,15 @@ class TestOhSeven:
         """A forced attempt scores its bonus, records the used card and sets no bids."""
         view = oh_seven_view()
         view.apply(
-            {"type": "bids", "attempt": 1, "cards": ["4D", "2S", "1H"], "top": [0], "sum": 7,
-             "forced": "sum_seven", "bonus": [0]}  # fmt: skip
+            {
+                "type": "bids",
+                "attempt": 1,
+                "cards": ["4D", "2S", "1H"],
+                "top": [0],
+                "sum": 7,
+                "forced": "sum_seven",
+                "bonus": [0],
+            }
         )
         assert view.scores == [1, 0, 0]
         assert view.used_bids == ["2S"]
@@ -75,8 +90,15 @@ class TestOhSeven:
         view = oh_seven_view()
         view.apply_all(
             [
-                {"type": "bids", "attempt": 1, "cards": ["4D", "2S", "3H"], "top": [0],
-                 "sum": 9, "forced": None, "bonus": []},  # fmt: skip
+                {
+                    "type": "bids",
+                    "attempt": 1,
+                    "cards": ["4D", "2S", "3H"],
+                    "top": [0],
+                    "sum": 9,
+                    "forced": None,
+                    "bonus": [],
+                },
                 {"type": "trump", "suit": "D", "leader": 0},
                 {"type": "play", "seat": 0, "card": "4D"},
             ]
@@ -130,8 +152,15 @@ class TestOhSeven:
         """A new round (or redeal) clears the round's state and keeps the totals."""
         view = oh_seven_view()
         view.apply(
-            {"type": "bids", "attempt": 1, "cards": ["4D", "2S", "1H"], "top": [0], "sum": 7,
-             "forced": "sum_seven", "bonus": [0]}  # fmt: skip
+            {
+                "type": "bids",
+                "attempt": 1,
+                "cards": ["4D", "2S", "1H"],
+                "top": [0],
+                "sum": 7,
+                "forced": "sum_seven",
+                "bonus": [0],
+            }
         )
         view.apply_all(
             [
@@ -146,8 +175,15 @@ class TestOhSeven:
         """Score events set the totals; game_over ends the game."""
         view = oh_seven_view()
         view.apply(
-            {"type": "score", "round": 0, "bids": [1, 2, 3], "tricks": [1, 2, 4],
-             "points": [3, 4, -1], "bonus": [0, 0, 0], "totals": [3, 4, -1]}  # fmt: skip
+            {
+                "type": "score",
+                "round": 0,
+                "bids": [1, 2, 3],
+                "tricks": [1, 2, 4],
+                "points": [3, 4, -1],
+                "bonus": [0, 0, 0],
+                "totals": [3, 4, -1],
+            }
         )
         assert view.scores == [3, 4, -1] and view.last_score["points"] == [3, 4, -1]
         view.apply({"type": "game_over", "totals": [3, 4, -1], "ranks": [2, 1, 3]})
@@ -160,8 +196,14 @@ class TestOhHell:
         view.apply_all(
             [
                 game_event("oh-hell", 4, 2, **rules),
-                {"type": "round", "round": 2, "hand_size": 3, "dealer": 3, "trump_card": "9H",
-                 "trump": "H"},  # fmt: skip
+                {
+                    "type": "round",
+                    "round": 2,
+                    "hand_size": 3,
+                    "dealer": 3,
+                    "trump_card": "9H",
+                    "trump": "H",
+                },
                 {"type": "deal", "hand": ["AS", "2C", "TH"]},
             ]
         )
