@@ -71,6 +71,7 @@ bots:
     file: heuristic_bot.py
   - name: montecarlo
     file: montecarlo_bot.py
+    args: [--budget, "0.1"]
 schedule:
   type: round-robin
   repeats: 1
@@ -291,7 +292,7 @@ TOP_KEYS = (
     "cluster",
     "cluster_bots",
 )
-BOT_KEYS = ("name", "file", "command", "directory", "limits")
+BOT_KEYS = ("name", "file", "args", "command", "directory", "limits")
 
 
 _CLUSTER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
@@ -326,6 +327,16 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
         "a command line (a string or a list of words)",
     )
     directory = reader.get(data, path, "directory", _is_str, "a directory")
+    args = reader.get(
+        data,
+        path,
+        "args",
+        lambda v: isinstance(v, list) and all(isinstance(x, str | int | float) for x in v),
+        "a list of arguments for the program of `file`",
+        [],
+    )
+    if args and file is None:
+        doc.error(f"{path}.args", "`args` go with `file`; put them in `command` instead")
     limits = _limits(reader, data.get("limits"), f"{path}.limits")
     fingerprint = ""
     argv: tuple[str, ...] | None = None
@@ -342,6 +353,8 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
         else:
             argv = (str(target),)
         fingerprint = _file_digest(target)
+        if argv is not None:
+            argv = (*argv, *(str(arg) for arg in args))
         if directory is None and argv is not None:
             directory = str(target.parent)
     elif command is not None:

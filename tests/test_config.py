@@ -32,6 +32,7 @@ bots:
     limits: {memory_mb: 512}
   - name: c
     file: bots/a.py
+    args: [--budget, 0.5]
   - name: d
     command: [bots/run.sh, x]
 schedule: {type: round-robin, repeats: 2, games_per_table: 3}
@@ -77,6 +78,11 @@ class TestValid:
         assert config.bots[0].spec.directory == str(folder / "bots")
         assert config.bots[1].spec.command == ("python3", "-u", "bots/b.py", "--fast")
         assert config.bots[1].limits == (("memory_mb", 512),)
+        assert config.bots[2].spec.command[-3:] == (
+            str(folder / "bots" / "a.py"),
+            "--budget",
+            "0.5",
+        )
         assert config.bots[3].spec.command == (str(folder / "bots" / "run.sh"), "x")
         assert config.schedule.repeats == 2 and config.schedule.games_per_table == 3
         assert config.time_control == TimeControl(0.5, 5.0, TimeControl().start_seconds)
