@@ -1,0 +1,265 @@
+"""A hostile bot for the end-to-end tests: ``hostile_bot.py MODE [ARGS...]``.
+
+Written straight against PROTOCOL.md (pyzmq + msgpack, no SDK, which would sanitise its
+answers). Apart from its misbehaviour it plays a random legal move. What it tried and what
+happened is printed as ``RESULT <word> [detail]`` lines, which the tests read from its log.
+
+Modes, by when they strike:
+
+- at start: ``exit`` (exits at once), ``noconnect`` (never connects), ``mute`` (connects, never
+  says hello), ``guess`` (hello with guessed secrets only), ``flood`` (megabytes of output on
+  stdout and stderr, then plays);
+- on every request: ``hang`` (sleeps through it), ``late`` (answers after its time),
+  ``spin`` (burns CPU), ``garbage`` (bytes that are not msgpack), ``huge`` (a 200 KB message),
+  ``enormous`` (a 2 MB message), ``deep`` (msgpack nested 100000 levels), ``notmap``,
+  ``badid``, ``nomove``, ``badmove``, ``binary`` (valid msgpack of the wrong shape or types),
+  ``notheld`` (a card it does not hold), ``bidrange`` (an Oh Hell bid out of range),
+  ``replay`` (answers with the id of the previous request), ``unsolicited`` (a stream of moves
+  nobody asked for, and second hellos);
+- on the first request, then plays on: ``memory`` (allocates until refused, then dies),
+  ``forkbomb`` (forks until refused; the children fork too), ``bigfile`` (writes a file until
+  refused, then dies), ``impostor`` (a second connection saying hello with guessed secrets
+  and its own), ``network HOST PORT`` (a TCP connection), ``steal PATH...`` (reads files),
+  ``signal PID`` (kills the referee, pid 1 and -1).
+"""
+
+import errno
+import os
+import random
+import signal
+import socket
+import sys
+import time
+
+import msgpack
+import zmq
+
+MODE = sys.argv[1]
+ARGS = sys.argv[2:]
+
+
+def result(word, detail=""):
+    print("RESULT", word, detail, file=sys.stderr, flush=True)
+
+
+def packb(value):
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def flood():
+    line = b"z" * 1023 + b"\n"
+    for stream in (sys.stdout.buffer, sys.stderr.buffer):
+        for _ in range(4 * 1024):
+            stream.write(line)
+        stream.flush()
+
+
+def memory():
+    hoard = []
+    try:
+        while True:
+            hoard.append(bytearray(8 << 20))
+    except MemoryError:
+        result("memory_refused", len(hoard) * 8)
+        raise
+
+
+def forkbomb():
+    children = 0
+    while children < 100000:
+        try:
+            pid = os.fork()
+        except OSError as error:
+            result("fork_refused", f"{children} {errno.errorcode.get(error.errno)}")
+            return
+        if pid == 0:
+            while True:  # the children fork too, until refused, then sleep
+                try:
+                    os.fork()
+                except OSError:
+                    time.sleep(60)
+        children += 1
+
+
+def bigfile():
+    path = os.path.join(os.environ.get("HOME", "/tmp"), "big")
+    chunk = b"x" * (1 << 20)
+    written = 0
+    try:
+        with open(path, "wb") as handle:
+            while True:
+                handle.write(chunk)
+                handle.flush()
+                written += 1
+    except OSError as error:
+        result("write_refused", f"{written} {errno.errorcode.get(error.errno)}")
+        raise
+
+
+def impostor(endpoint, secret):
+    """A second connection trying guessed secrets, then our own (already used) one."""
+    context = zmq.Context.instance()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(endpoint)
+    guesses = [os.urandom(16).hex() for _ in range(20)] + [secret]
+    answers = []
+    for guess in guesses:
+        sock.send(packb({"type": "hello", "protocol": 1, "secret": guess, "bot": "other"}))
+        if sock.poll(2000):
+            answers.append(msgpack.unpackb(sock.recv())["type"])
+        else:
+            answers.append("none")
+    result("impostor", ",".join(sorted(set(answers))))
+    sock.close(0)
+    parent = os.path.dirname(os.path.dirname(endpoint[len("ipc://") :]))
+    try:
+        result("listed", os.listdir(parent))
+    except OSError as error:
+        result("unlisted", errno.errorcode.get(error.errno))
+
+
+def network(host, port):
+    try:
+        socket.create_connection((host, int(port)), timeout=1).close()
+    except OSError as error:
+        result("net_refused", errno.errorcode.get(error.errno, repr(error)))
+    else:
+        result("net_connected")
+
+
+def steal(*paths):
+    for path in paths:
+        try:
+            with open(path) as handle:
+                result("stolen", f"{path} {handle.read()!r}")
+        except OSError as error:
+            result("steal_refused", f"{path} {errno.errorcode.get(error.errno)}")
+
+
+def kill(pid):
+    for target in (int(pid), 1, -1):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError as error:
+            result("kill_refused", f"{target} {errno.errorcode.get(error.errno)}")
+        else:
+            result("kill_sent", target)
+
+
+def nested(depth):
+    return b"\x91" * depth + b"\xc0"  # [[[...[nil]...]]]
+
+
+def main():
+    if MODE == "exit":
+        return 0
+    if MODE == "noconnect":
+        time.sleep(120)
+        return 0
+    if MODE == "flood":
+        flood()
+    endpoint, secret = os.environ["OHSEVEN_ENDPOINT"], os.environ["OHSEVEN_SECRET"]
+    context = zmq.Context.instance()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(endpoint)
+    if MODE == "mute":
+        time.sleep(120)
+        return 0
+    if MODE == "guess":
+        for _ in range(20):
+            sock.send(packb({"type": "hello", "protocol": 1, "secret": os.urandom(16).hex()}))
+            result("guess_answer", msgpack.unpackb(sock.recv())["type"])
+        time.sleep(120)
+        return 0
+    sock.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": MODE}))
+    welcome = msgpack.unpackb(sock.recv())
+    assert welcome["type"] == "welcome", welcome
+    rng = random.Random(11)
+    hand = []
+    previous = None
+    count = 0
+    while True:
+        if MODE == "unsolicited":
+            for _ in range(3):
+                sock.send(packb({"type": "move", "id": 10**9 + rng.randrange(1000), "move": 0}))
+                sock.send(packb({"type": "hello", "protocol": 1, "secret": secret}))
+        message = msgpack.unpackb(sock.recv())
+        if message["type"] == "shutdown":
+            return 0
+        for event in message.get("events", ()):
+            if event["type"] == "deal":
+                hand = list(event["hand"])
+        if message["type"] != "request":
+            continue
+        count += 1
+        ident, kind, legal = message["id"], message["kind"], message["legal"]
+        move = rng.sample(legal, message["count"]) if kind == "pass" else rng.choice(legal)
+        if count == 1:
+            if MODE == "memory":
+                memory()
+            elif MODE == "forkbomb":
+                forkbomb()
+            elif MODE == "bigfile":
+                bigfile()
+            elif MODE == "impostor":
+                impostor(endpoint, secret)
+            elif MODE == "network":
+                network(*ARGS)
+            elif MODE == "steal":
+                steal(*ARGS)
+            elif MODE == "signal":
+                kill(*ARGS)
+        if MODE == "hang":
+            time.sleep(120)
+        elif MODE == "late":
+            time.sleep(message["time_ms"] / 1000 + 0.2)
+        elif MODE == "spin":
+            end = time.monotonic() + message["time_ms"] / 1000 + 0.2
+            while time.monotonic() < end:
+                pass
+        elif MODE == "garbage":
+            sock.send(b"\xc1\xc1 not msgpack \xff")
+            continue
+        elif MODE == "huge":
+            sock.send(packb({"type": "move", "id": ident, "move": "x" * 200_000}))
+            continue
+        elif MODE == "enormous":
+            sock.send(packb({"type": "move", "id": ident, "move": "x" * 2_000_000}))
+            continue
+        elif MODE == "deep":
+            sock.send(b"\x83\xa4type\xa4move\xa2id" + packb(ident) + b"\xa4move" + nested(100_000))
+            continue
+        elif MODE == "notmap":
+            sock.send(packb(["move", ident, move]))
+            continue
+        elif MODE == "badid":
+            sock.send(packb({"type": "move", "id": str(ident), "move": move}))
+            continue
+        elif MODE == "nomove":
+            sock.send(packb({"type": "move", "id": ident}))
+            continue
+        elif MODE == "badmove":
+            move = {"card": move}
+        elif MODE == "binary":
+            move = str(move).encode()
+        elif MODE == "notheld":
+            if kind == "play":
+                deck = [r + s for s in "CDHS" for r in "01234567"]
+                if legal[0][0] not in "01234567":
+                    deck = [r + s for s in "CDHS" for r in "23456789TJQKA"]
+                move = next(card for card in deck if card not in hand)
+        elif MODE == "bidrange":
+            if kind == "bid":
+                move = max(legal) + 5 if count % 2 else -1
+        elif MODE == "replay" and previous is not None:
+            sock.send(packb({"type": "move", "id": previous, "move": move}))
+            previous = ident
+            continue
+        sock.send(packb({"type": "move", "id": ident, "move": move}))
+        previous = ident
+
+
+if __name__ == "__main__":
+    sys.exit(main())
