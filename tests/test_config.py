@@ -116,7 +116,7 @@ class TestValid:
         """The embedded quickstart validates and runs the example bots of the package."""
         config = demo_config(tmp_path)
         assert config.name == "quickstart"
-        assert all(Path(bot.spec.command[-1]).is_file() for bot in config.bots)
+        assert all(Path(bot.spec.command[1]).is_file() for bot in config.bots)
         assert config.output == str(tmp_path / "out" / "quickstart")
 
     def test_shipped_quickstart_matches_the_embedded_demo(self) -> None:
@@ -126,9 +126,11 @@ class TestValid:
         demo = demo_config()
         assert config.schedule == demo.schedule and config.rules == demo.rules
         assert config.bot_names == demo.bot_names
-        assert [Path(b.spec.command[-1]).name for b in config.bots] == [
-            Path(b.spec.command[-1]).name for b in demo.bots
+        assert [Path(b.spec.command[1]).name for b in config.bots] == [
+            Path(b.spec.command[1]).name for b in demo.bots
         ]
+        assert [b.spec.command[2:] for b in config.bots] == [b.spec.command[2:] for b in demo.bots]
+        assert config.time_control == demo.time_control and config.seed == demo.seed
         assert "name: quickstart" in DEMO_CONFIG
 
     @pytest.mark.parametrize("name", ["quickstart", "oh-hell", "gauntlet"])
