@@ -126,15 +126,16 @@ class BotAggregate:
         return dict(self.counts).get(key, 0)
 
     def rates(self) -> dict[str, float | None]:
-        """The BGA per-player rates: zero-bid, top-bid, bid-fill, overflow, underfill."""
+        """The BGA per-player rates, per scored round (as ``stats``): zero-bid, top-bid,
+        bid-fill (bid = tricks), overflow (bid < tricks), underfill (bid > tricks)."""
         counts = dict(self.counts)
-        bids = counts.get("bids", 0)
+        rounds = counts.get("rounds", 0)
         return {
-            f"{name}_rate": (counts.get(key, 0) / bids if bids else None)
+            f"{name}_rate": (counts.get(key, 0) / rounds if rounds else None)
             for name, key in (
                 ("zero_bid", "zero_bids"),
                 ("top_bid", "top_bids"),
-                ("bid_fill", "bids_made"),
+                ("bid_fill", "fills"),
                 ("overflow", "overflows"),
                 ("underfill", "underfills"),
             )
@@ -428,15 +429,21 @@ class _Transaction:
 
 
 def _seat_counts(stats: Mapping[str, Any], seat: int) -> dict[str, int]:
-    """The raw per-seat counts of a game's statistics (see ``stats.game_statistics``)."""
-    players = stats.get("players")
-    if isinstance(players, list) and seat < len(players) and isinstance(players[seat], dict):
+    """The raw per-seat counts of a game's statistics (``stats.game_statistics``: ``seats``)."""
+    seats = stats.get("seats")
+    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
         return {
             key: value
-            for key, value in players[seat].items()
+            for key, value in seats[seat].items()
             if isinstance(value, int) and not isinstance(value, bool)
         }
     return {}
+
+
+def _game_rounds(stats: Any) -> int:
+    table = stats.get("table") if isinstance(stats, dict) else None
+    rounds = table.get("rounds") if isinstance(table, dict) else None
+    return rounds if isinstance(rounds, int) else 0
 
 
 def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[str, BotAggregate]:
@@ -451,7 +458,7 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     order = list(dict.fromkeys(names))
     for record in records:
-        game_rounds = record.stats.get("rounds", 0) if isinstance(record.stats, dict) else 0
+        game_rounds = _game_rounds(record.stats)
         faulted_seats = {fault.seat for fault in record.faults}
         for fault in record.faults:
             if 0 <= fault.seat < len(record.seats):
@@ -461,7 +468,7 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
                 order.append(name)
             games[name] += 1
             points[name] += record.totals[seat]
-            rounds[name] += int(game_rounds or 0)
+            rounds[name] += game_rounds
             ranks[name][record.ranks[seat]] += 1
             wins[name] += record.ranks[seat] == 1
             faulted[name] += seat in faulted_seats

@@ -60,7 +60,7 @@ class TestGames:
     def test_game_round_trip_in_canonical_order(self, store: Store) -> None:
         """Games come back equal to what was written, in canonical order."""
         second = game("m00001", 0, "ac", (3, 3), [Fault(1, FaultStatus.TIMEOUT, "slow")])
-        first = game("m00000", 1, "ba", (7, -2), stats={"rounds": 7})
+        first = game("m00000", 1, "ba", (7, -2), stats={"table": {"rounds": 7}})
         store.start_match(1)
         store.add_game(2, 1, second)
         store.start_match(0)
@@ -101,7 +101,7 @@ class TestGames:
 class TestAggregates:
     def test_per_bot_aggregates(self, store: Store) -> None:
         """Games, points, wins, rank distribution, faults by status and summed raw counts."""
-        counts = {"bids": 7, "zero_bids": 2, "top_bids": 1, "bids_made": 3}
+        counts = {"rounds": 7, "zero_bids": 2, "top_bids": 1, "fills": 3, "points": 8}
         store.start_match(0)
         store.add_game(
             0,
@@ -112,10 +112,10 @@ class TestAggregates:
                 "ab",
                 (10, 4),
                 [Fault(1, FaultStatus.TIMEOUT)],
-                {"rounds": 7, "players": [counts, {"bids": 7}]},
+                {"table": {"rounds": 7}, "seats": [counts, {"rounds": 7}]},
             ),
         )
-        store.add_game(1, 0, game("m00000", 1, "ba", (6, 6), stats={"rounds": 7}))
+        store.add_game(1, 0, game("m00000", 1, "ba", (6, 6), stats={"table": {"rounds": 7}}))
         result = store.bot_aggregates(["a", "b", "c"])
         a, b, c = result["a"], result["b"], result["c"]
         assert (a.games, a.points, a.wins, a.rounds) == (2, 16, 2, 14)
@@ -132,3 +132,23 @@ class TestAggregates:
         store.add_game(2, 1, game("m00001", 0, "ac", (1, 9)))
         records = [g.record for g in store.games()]
         assert aggregate(records, "abc") == store.bot_aggregates("abc")
+
+    def test_counts_from_real_game_statistics(self, store: Store) -> None:
+        """Aggregates read stats.game_statistics: fill + overflow + underfill rates sum to 1."""
+        import random
+
+        from ohseven.referee.rules import new_game
+        from ohseven.referee.stats import game_statistics
+
+        engine = new_game("oh-seven", 2, 9)
+        rng = random.Random(9)
+        while not engine.is_over:
+            for seat in list(engine.to_act):
+                engine.push(seat, rng.choice(list(engine.legal_moves(seat))))
+        totals = engine.result().totals
+        store.start_match(0)
+        store.add_game(0, 0, game("m00000", 0, "ab", totals, stats=game_statistics(engine)))
+        a = store.bot_aggregates()["a"]
+        assert a.rounds == 7 and a.count("rounds") == 7
+        rates = a.rates()
+        assert rates["bid_fill_rate"] + rates["overflow_rate"] + rates["underfill_rate"] == 1
