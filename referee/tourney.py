@@ -9,6 +9,10 @@ kill the referee at any moment, run the same command again, and it resumes (a ma
 played again from its start) and ends with the same leaderboard as an uninterrupted run.
 
 ``ohseven-referee tourney --demo`` (or no file) runs the quickstart on the example bots.
+
+With ``cluster: tcp://HOST:8786`` (or ``--cluster ADDRESS``) the matches are played on a Dask
+cluster instead (see ``cluster`` and docs/CLUSTER.md); the rest stays here. A match that kept
+killing its Dask workers is recorded ``failed`` and the tournament goes on; a rerun retries it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from .config import ConfigError, TourneyConfig, demo_config, load_config
+from .config import ConfigError, TourneyConfig, demo_config, is_cluster_address, load_config
 from .ratings import Ratings
 from .records import GameRecord, MatchResult, MatchSpec
 from .schedule import ScheduledMatch, build_schedule
@@ -65,6 +69,7 @@ class TourneyOutcome:
     interrupted: bool
     leaderboard: dict
     seconds: float
+    failed: tuple[tuple[str, str], ...] = ()  # (match id, reason) of each failed match
 
 
 # --------------------------------------------------------------------------- worker processes
@@ -396,12 +401,15 @@ def run_tournament(
     runner: Runner | None = None,
     sandbox: Any = None,
     board_interval: float = 0.5,
+    cluster: str | None = None,
 ) -> TourneyOutcome:
     """Play (or resume) the tournament; returns when every match is done or on Ctrl-C.
 
     ``runner`` plays one match (default: ``match.play_match``); ``sandbox`` overrides the
-    sandbox built from the configuration. Raises :class:`TourneyError` and
-    :class:`~.store.StoreError` for an output directory that cannot be used.
+    sandbox built from the configuration; ``cluster`` (default: the configuration's) is the
+    address of a Dask scheduler that plays the matches instead of local workers. Raises
+    :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
+    be used.
     """
     started = time.monotonic()
     output = Path(config.output)
@@ -453,6 +461,7 @@ def run_tournament(
                 replay_dir=replay_dir,
                 quiet=quiet,
                 board_interval=board_interval,
+                cluster=cluster or config.cluster,
             )
             document = board.document()
             write_json_atomic(output / LEADERBOARD_NAME, document)
@@ -464,6 +473,10 @@ def run_tournament(
                 interrupted,
                 document,
                 time.monotonic() - started,
+                tuple(
+                    (schedule[index].spec.match_id, reason)
+                    for index, reason in store.failures().items()
+                ),
             )
 
 
@@ -479,13 +492,20 @@ def _play(
     replay_dir: str | None,
     quiet: bool,
     board_interval: float,
+    cluster: str | None = None,
 ) -> tuple[int, bool]:
     by_index = {match.index: match for match in matches}
     outstanding = set(by_index)
     written: dict[int, set[int]] = {index: set() for index in by_index}
     played = 0
     output = Path(config.output)
-    pool = _Pool(workers)
+    if cluster is None:
+        pool: Any = _Pool(workers)
+    else:
+        from .cluster import ClusterPool
+
+        bots = [bot.spec for bot in config.bots]
+        pool = ClusterPool(cluster, bots=bots, bot_mode=config.cluster_bots)
     for match in matches:
         pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
     pool.close_input()
@@ -522,6 +542,10 @@ def _play(
                         write(index, record)
                     store.finish_match(index, logs)
                     outstanding.discard(index)
+                elif kind == "failed":  # on a cluster: the match kept killing its workers
+                    store.fail_match(index, payload)
+                    outstanding.discard(index)
+                    display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
                 elif kind == "error":
                     match = by_index[index]
                     raise TourneyError(
@@ -572,6 +596,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="store_true", help="validate the configuration and show the schedule"
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="play the matches on the Dask scheduler at ADDRESS (tcp://HOST:8786; default: the "
+        "config's `cluster`, else local workers); see docs/CLUSTER.md",
+    )
 
 
 def _print_board(document: dict) -> None:
@@ -593,6 +624,11 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
         return 2
+    if args.cluster is not None and not is_cluster_address(args.cluster):
+        print(
+            f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr
+        )
+        return 2
     schedule = build_schedule(config)
     total = sum(match.games for match in schedule)
     if args.check:
@@ -603,7 +639,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     again = f"ohseven-referee tourney {args.config}" if args.config else "ohseven-referee tourney"
     try:
-        outcome = run_tournament(config, workers=args.workers, fresh=args.fresh, quiet=args.quiet)
+        outcome = run_tournament(
+            config,
+            workers=args.workers,
+            fresh=args.fresh,
+            quiet=args.quiet,
+            cluster=args.cluster,
+        )
     except (TourneyError, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
         if isinstance(error, StoreError):
@@ -619,6 +661,15 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if args.quiet:
         _print_board(outcome.leaderboard)
+    if outcome.failed:
+        for match_id, reason in outcome.failed:
+            print(f"match {match_id} failed: {reason}", file=sys.stderr)
+        print(
+            f"{len(outcome.failed)} match(es) failed and are not rated; rerun to retry them: "
+            f"{again}",
+            file=sys.stderr,
+        )
+        return 1
     rate = outcome.played_games / outcome.seconds if outcome.seconds else 0.0
     print(
         f"{config.name}: {outcome.games} games done ({outcome.played_games} played now, "
