@@ -20,10 +20,13 @@ Modes, by when they strike:
   ``forkbomb`` (forks until refused; the children fork too), ``bigfile`` (writes a file until
   refused, then dies), ``impostor`` (a second connection saying hello with guessed secrets
   and its own), ``network HOST PORT`` (a TCP connection), ``steal PATH...`` (reads files),
-  ``signal PID`` (kills the referee, pid 1 and -1).
+  ``signal PID`` (kills the referee, pid 1 and -1);
+- all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
+  JSON line, to ``DIR/<OHSEVEN_NAME>.jsonl`` for the leak tests to inspect).
 """
 
 import errno
+import json
 import os
 import random
 import signal
@@ -180,12 +183,18 @@ def main():
     hand = []
     previous = None
     count = 0
+    spy = None
+    if MODE == "record":
+        spy = open(os.path.join(ARGS[0], os.environ["OHSEVEN_NAME"] + ".jsonl"), "a")  # noqa: SIM115
     while True:
         if MODE == "unsolicited":
             for _ in range(3):
                 sock.send(packb({"type": "move", "id": 10**9 + rng.randrange(1000), "move": 0}))
                 sock.send(packb({"type": "hello", "protocol": 1, "secret": secret}))
         message = msgpack.unpackb(sock.recv())
+        if spy is not None:
+            spy.write(json.dumps(message) + "\n")
+            spy.flush()
         if message["type"] == "shutdown":
             return 0
         for event in message.get("events", ()):
