@@ -172,7 +172,7 @@ class TestNoLeaks:
     @pytest.mark.parametrize(
         ("game", "players", "options"),
         TABLES,
-        ids=[f"{g}-{n}-{'+'.join(o) or 'plain'}" for g, n, o in TABLES],
+        ids=[f"{g}-{n}-{'+'.join(k for k, v in o.items() if v) or 'plain'}" for g, n, o in TABLES],
     )
     def test_every_message_is_knowable(self, request, tmp_path, game, players, options):
         """Every card in every message to every seat is one that seat may know then."""
