@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -70,7 +72,18 @@ output: {output}
 """
 
 
+@pytest.fixture
+def tmp_path():
+    """A folder the bots can read: when the referee is root they run as another uid, and
+    pytest's own temporary folders are private to root."""
+    folder = Path(tempfile.mkdtemp(prefix="ohseven-tourney-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def write_tournament(folder: Path, *, size: int = 3, games: int = 1, output: str = "out") -> Path:
+    folder.chmod(0o755)
     for style in ("low", "high", "hash"):
         (folder / f"{style}.py").write_text(BOT_SOURCE.format(style=style))
     path = folder / "t.yaml"
@@ -110,7 +123,11 @@ def stored_games(folder: Path) -> int:
 
 
 def board(folder: Path) -> dict:
-    return json.loads((folder / LEADERBOARD_NAME).read_text())
+    """The leaderboard of a finished tournament, checking that no bot faulted."""
+    document = json.loads((folder / LEADERBOARD_NAME).read_text())
+    faults = {bot["name"]: bot["faults"] for bot in document["bots"] if bot["faults"]}
+    assert not faults, faults
+    return document
 
 
 class TestWorkers:
@@ -133,6 +150,7 @@ class TestWorkers:
         config = load_config(write_tournament(tmp_path, size=2))
         outcome = run_tournament(config, workers=2)
         assert outcome.complete and not outcome.interrupted
+        assert board(Path(config.output)) == outcome.leaderboard  # and no bot faulted
         with Store.open(config.output, create=False) as store:
             stored = store.games()
             assert [game.canonical_index for game in stored] == list(range(outcome.games))
@@ -146,7 +164,7 @@ class TestWorkers:
         first = run_tournament(config, workers=1)
         second = run_tournament(config, workers=2)
         assert first.played_games == 4 and second.played_games == 0
-        assert first.leaderboard == second.leaderboard
+        assert first.leaderboard == second.leaderboard == board(Path(config.output))
 
 
 class TestResume:
@@ -231,7 +249,7 @@ class TestCommandLine:
         code, out, err = finish(referee(str(config), "--check"))
         assert code == 0, err
         matches = len(build_schedule(load_config(config)))
-        assert f"{matches} matches, {matches * 6} games" in out
+        assert f"{matches} matches, {matches * 8} games" in out
         assert not (tmp_path / "out").exists()
 
     def test_demo_configuration_is_valid(self, tmp_path: Path) -> None:

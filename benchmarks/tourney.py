@@ -1,0 +1,122 @@
+"""Tournament throughput: games per second with 1 and 2 workers on the same schedule.
+
+Runs a round-robin of fast deterministic bots (real bot processes, unsandboxed, through the real
+referee) twice, and reports games/s for each, the scaling ratio (goal >= 1.7x on 2 cores), and
+the share of time spent outside the bots: wall time minus the bots' thinking time,
+over wall time (goal < 5%), measured with one worker: each bot decision burns a known CPU time,
+and the decisions are counted from the stored game statistics.
+
+    python benchmarks/tourney.py [--games-per-table N] [--bots N] [--table K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ohseven.referee.config import load_config
+from ohseven.referee.store import Store
+from ohseven.referee.tourney import run_tournament
+
+#: Each decision burns ``WORK`` seconds of CPU (like a thinking bot), then answers by a stable hash.
+BOT = """
+import time, zlib
+from ohseven.sdk import Bot, run
+
+WORK = {work}
+
+class Busy(Bot):
+    name = "busy"
+
+    def think(self, view, options):
+        end = time.process_time() + WORK
+        while time.process_time() < end:
+            pass
+        options = sorted(options, key=str)
+        key = "|".join(map(str, (sorted(view.hand), options)))
+        return options[zlib.crc32(key.encode()) % len(options)]
+
+    def choose_pass(self, view, count):
+        return sorted(view.legal, key=str)[:count]
+
+    def choose_bid(self, view):
+        return self.think(view, view.legal)
+
+    def choose_play(self, view):
+        return self.think(view, view.legal)
+
+if __name__ == "__main__":
+    run(Busy)
+"""
+
+
+def write(folder: Path, bots: int, table: int, games: int, work: float) -> Path:
+    (folder / "busy.py").write_text(BOT.format(work=work))
+    lines = [
+        "name: bench",
+        "game: oh-seven",
+        f"table_size: {table}",
+        "bots:",
+        *(f"  - {{name: bot{i}, file: busy.py}}" for i in range(bots)),
+        f"schedule: {{type: round-robin, games_per_table: {games}}}",
+        "time_control: {move_seconds: 5, bank_seconds: 30, start_seconds: 30}",
+        "sandbox: {mode: unsandboxed}",
+        "seed: 1",
+    ]
+    path = folder / "bench.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def count_decisions(output: str) -> int:
+    """Decisions the bots made (each burned ``WORK`` CPU seconds), from the game statistics:
+    per seat and round 7 plays and one bid per bidding attempt (forced re-bids included)."""
+    total = 0
+    with Store.open(output, create=False) as store:
+        for stored in store.games():
+            table = stored.record.stats["table"]
+            seats = len(stored.record.seats)
+            total += seats * (table["rounds"] * 7 + table["rounds"] + table.get("rebids", 0))
+    return total
+
+
+def measure(path: Path, workers: int) -> tuple[float, int, dict]:
+    config = load_config(path)
+    began = time.perf_counter()
+    outcome = run_tournament(config, workers=workers, fresh=True)
+    return time.perf_counter() - began, outcome.games, outcome.leaderboard
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=4)
+    parser.add_argument("--table", type=int, default=2)
+    parser.add_argument("--games-per-table", type=int, default=4)
+    parser.add_argument("--work", type=float, default=0.005, help="bot CPU seconds per decision")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="ohseven-bench-") as tmp:
+        Path(tmp).chmod(0o755)  # a root referee runs bots as another uid: they must read it
+        path = write(Path(tmp), args.bots, args.table, args.games_per_table, args.work)
+        output = load_config(path).output
+        wall1, games, board1 = measure(path, 1)
+        bot_seconds = count_decisions(output) * args.work
+        wall2, _, board2 = measure(path, 2)
+        for workers, wall in ((1, wall1), (2, wall2)):
+            print(f"workers={workers}: {games} games in {wall:.2f} s = {games / wall:.2f} games/s")
+        print(f"scaling 1 -> 2 workers: {wall1 / wall2:.2f}x (goal >= 1.7x)")
+        outside = max(0.0, wall1 - bot_seconds) / wall1
+        print(
+            f"time outside the bots (1 worker): {outside:.1%} "
+            f"(bots think {bot_seconds:.2f} s of {wall1:.2f} s; goal < 5%)"
+        )
+        print(f"same leaderboard with 1 and 2 workers: {board1 == board2}")
+        faults = sum(sum(bot["faults"].values()) for bot in board1["bots"])
+        print(f"bot faults: {faults}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
