@@ -215,6 +215,10 @@ def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- the engine
 
 
+# Phase members as plain globals for the hot path: ``Phase.PLAY`` is a slow enum lookup.
+_PLAY, _BID, _OVER = Phase.PLAY, Phase.BID, Phase.OVER
+
+
 def _unique(cards: Iterable[int]) -> tuple[int, ...]:
     """``cards`` without repeats, in order."""
     return tuple(dict.fromkeys(cards))
@@ -306,7 +310,7 @@ class Game:
 
     def push(self, seat: int, move: Any) -> None:
         """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
-        if self.phase is Phase.PLAY and type(move) is int and seat in self.to_act:
+        if self.phase is _PLAY and type(move) is int and seat in self.to_act:
             # the common case, a legal play, checked as in ``_check`` without its dispatch
             hand = self.hands[seat]
             trick = self.trick
@@ -333,12 +337,12 @@ class Game:
     def _check(self, seat: int, move: Any) -> str:
         phase = self.phase
         if seat not in self.to_act:
-            if phase is Phase.OVER:
+            if phase is _OVER:
                 raise OutOfTurnError("the game is over", seat=seat, move=move, game=self)
             raise OutOfTurnError(
                 f"no {phase.value} decision is owed by this seat", seat=seat, move=move, game=self
             )
-        if phase is Phase.PLAY:
+        if phase is _PLAY:
             if type(move) is not int:
                 raise MalformedMoveError(
                     f"a play must be a card, not {move!r}", seat=seat, move=move, game=self
@@ -350,7 +354,7 @@ class Game:
             raise IllegalMoveError(
                 self._why_illegal_play(seat, move), seat=seat, move=move, game=self
             )
-        if phase is Phase.BID:
+        if phase is _BID:
             self._check_bid(seat, move)
             return "bid"
         self._check_pass(seat, move)
@@ -813,7 +817,7 @@ class OhHellGame(Game):
             self.events.append(
                 {"type": "deal", "to": seat, "hand": [names[c] for c in self.hands[seat]]}
             )
-        self.phase = Phase.BID
+        self.phase = _BID
         self.to_act = tuple(range(n)) if self._simultaneous else (first,)
 
     def _legal_bids(self, seat: int) -> tuple[int, ...]:
@@ -857,7 +861,7 @@ class OhHellGame(Game):
             if seat != self.dealer:
                 self.to_act = ((seat + 1) % n,)
                 return
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
         self.to_act = (self.leader,)
 
     def _end_round(self) -> None:
