@@ -57,6 +57,8 @@ __all__ = [
     "ClusterJob",
     "MATCH_RESOURCE",
     "BUNDLE_LIMIT_BYTES",
+    "BOT_CACHE_ENV",
+    "bot_cache_dir",
     "bundle_directory",
     "unpack_bundle",
     "localize_spec",
@@ -68,7 +70,8 @@ MATCH_RESOURCE = "match"
 #: the largest bot directory ``cluster_bots: ship`` sends (files summed, before compression)
 BUNDLE_LIMIT_BYTES = 256 * 2**20
 _SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
-_BUNDLE_DIR = "ohseven-bots"
+#: where workers unpack shipped bots (default: ``<temporary directory>/ohseven-bots-<uid>``)
+BOT_CACHE_ENV = "OHSEVEN_BOT_CACHE"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
@@ -118,6 +121,26 @@ def bundle_directory(
 _UNPACK_LOCK = threading.Lock()
 
 
+def bot_cache_dir() -> Path:
+    """The directory of unpacked bots on this host, shared by its workers (keyed by hash).
+
+    ``$OHSEVEN_BOT_CACHE``, else ``<temporary directory>/ohseven-bots-<uid>``; created
+    world-readable (bots may run as another uid) and refused unless it is a real directory
+    owned by us, so that no other user can plant a bot in it.
+    """
+    path = Path(
+        os.environ.get(BOT_CACHE_ENV) or Path(tempfile.gettempdir(), f"ohseven-bots-{os.geteuid()}")
+    )
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o755, parents=True)
+    info = path.lstat()
+    if not path.is_dir() or path.is_symlink() or info.st_uid != os.geteuid():
+        raise ClusterError(f"the bot cache {path} is not a directory owned by us")
+    if info.st_mode & 0o022:
+        raise ClusterError(f"the bot cache {path} is writable by others: chmod go-w it")
+    return path
+
+
 def unpack_bundle(data: bytes, target: str | os.PathLike[str]) -> Path:
     """Unpack a :func:`bundle_directory` zip into ``target`` unless it is already there.
 
@@ -134,9 +157,10 @@ def unpack_bundle(data: bytes, target: str | os.PathLike[str]) -> Path:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for info in archive.infolist():
                     path = Path(archive.extract(info, staging))
-                    mode = (info.external_attr >> 16) & 0o777
-                    if mode and not info.is_dir():
-                        path.chmod(mode)
+                    if not info.is_dir():  # readable by the bot's own uid, executable if it was
+                        path.chmod(((info.external_attr >> 16) & 0o755) | 0o444)
+            for folder, _, _ in os.walk(staging):
+                Path(folder).chmod(0o755)
             try:
                 staging.rename(final)
             except OSError:  # another process got there first
@@ -210,7 +234,7 @@ def _plugin_class() -> type:
             self.name = f"ohseven-bot-{digest}"
 
         def setup(self, worker: Any) -> None:
-            unpack_bundle(self.data, Path(worker.local_directory, _BUNDLE_DIR, self.digest))
+            unpack_bundle(self.data, bot_cache_dir() / self.digest)
 
     BotBundlePlugin.__module__ = __name__
     BotBundlePlugin.__qualname__ = "BotBundlePlugin"
@@ -280,7 +304,7 @@ def run_match(job: ClusterJob) -> tuple:
     worker, key = _worker_context()
     unpacked: dict[str, str] = {}
     if job.bundles:
-        base = Path(worker.local_directory if worker else tempfile.gettempdir(), _BUNDLE_DIR)
+        base = bot_cache_dir()
         for directory, digest in job.bundles:
             local = base / digest
             if not local.is_dir():
