@@ -71,6 +71,12 @@ def write(folder: Path, bots: int, table: int, games: int, work: float) -> Path:
     return path
 
 
+def game_seconds(output: str) -> float:
+    """Seconds spent inside games (play_match's own timing of each game)."""
+    with Store.open(output, create=False) as store:
+        return sum(stored.record.seconds for stored in store.games())
+
+
 def count_decisions(output: str) -> int:
     """Decisions the bots made (each burned ``WORK`` CPU seconds), from the game statistics:
     per seat and round 7 plays and one bid per bidding attempt (forced re-bids included)."""
@@ -103,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         output = load_config(path).output
         wall1, games, board1 = measure(path, 1)
         bot_seconds = count_decisions(output) * args.work
+        in_games = game_seconds(output)
         wall2, _, board2 = measure(path, 2)
         for workers, wall in ((1, wall1), (2, wall2)):
             print(f"workers={workers}: {games} games in {wall:.2f} s = {games / wall:.2f} games/s")
@@ -111,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"time outside the bots (1 worker): {outside:.1%} "
             f"(bots think {bot_seconds:.2f} s of {wall1:.2f} s; goal < 5%)"
+        )
+        print(
+            f"of which outside play_match's games (the tourney machinery, bot start-up): "
+            f"{(wall1 - in_games) / wall1:.1%}; per decision outside the bots: "
+            f"{(in_games - bot_seconds) / count_decisions(output) * 1000:.1f} ms"
         )
         print(f"same leaderboard with 1 and 2 workers: {board1 == board2}")
         faults = sum(sum(bot["faults"].values()) for bot in board1["bots"])
