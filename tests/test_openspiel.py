@@ -166,7 +166,7 @@ class TestSameHands:
     @pytest.mark.parametrize("players", [3, 4, 5, 6, 7])
     def test_random_hands_agree(self, players):
         """Random hands: same turns, legal bids and plays, trick winners and scores."""
-        for table in tables(players, 300):
+        for table in tables(players, 400):
             Table(*table).play()
 
     def test_hook_binds_the_dealer(self):
