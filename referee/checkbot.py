@@ -1,0 +1,626 @@
+"""Check a bot before a tournament: every kind of request, in the sandbox, with a clear report.
+
+BOT is a bot file or a quoted command line, as for ``match``. The bot is started in the
+sandbox and plays one game per check, in one seat, against in-process opponents that play
+uniformly random legal moves (as the random example bot does): Oh-Seven for 2..9 players
+with and without the card pass, re-bids forced by an opponent that completes the bids to 7,
+a round dealt so that all 7 bid attempts are forced (then a redeal), and Oh Hell for 3..7
+players plus its hook, must-trump and simultaneous-bid variants. Any fault of the bot fails
+its check, reported with its status and the referee's detail. The report also gives the time
+per decision (mean, 95th percentile, maximum) and whether the bot is deterministic: the same
+games are played twice by fresh processes and the bot's moves compared.
+The exit status is 0 when every check passes, 1 otherwise (2 for a usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import random
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from typing import Any
+
+import attrs
+import zmq
+
+from . import protocol as wire
+from .records import BotSpec, Fault, FaultStatus, TimeControl
+from .replay import save_replay, to_replay
+from .rules import GAMES, OH_HELL, OH_SEVEN, Game, Phase, Rules, new_game
+from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
+
+__all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
+
+#: faults after which a check stops asking the bot (fallback moves finish the game)
+MAX_FAULTS_PER_CHECK = 3
+_POLL_SECONDS = 0.05
+_CLOCK = TimeControl()
+
+
+@attrs.frozen
+class Check:
+    """One game the bot plays in seat ``seat``.
+
+    ``force``: ``"sum7"`` makes the last opponent complete the bids to 7 on the first attempt
+    of every deal (a forced re-bid); ``"redeal"`` does it on every attempt of the first deal,
+    whose cards (``stacked``) make it always possible: seven forced attempts, then a redeal.
+    """
+
+    name: str
+    game: str
+    players: int
+    seed: int
+    options: tuple[tuple[str, object], ...] = ()
+    seat: int = 0
+    force: str | None = None
+    stacked: tuple[tuple[int, ...], ...] = ()
+
+    def rules(self) -> Rules:
+        return Rules.make(self.game, dict(self.options))
+
+
+@attrs.frozen
+class CheckResult:
+    check: Check
+    faults: tuple[Fault, ...]
+    seconds: tuple[tuple[str, float], ...]  # (request kind, seconds) of each answered decision
+    moves: tuple[Any, ...]  # the bot's decisions in wire form
+    rebids: int = 0  # bid requests after a forced attempt
+    redeals: int = 0
+    skipped: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return not self.skipped and not self.faults
+
+
+@attrs.frozen
+class Report:
+    bot: BotSpec
+    sandbox: str
+    results: tuple[CheckResult, ...]
+    deterministic: tuple[bool, str] | None  # (same moves?, explanation); None: not measured
+
+    @property
+    def passed(self) -> bool:
+        return all(result.passed for result in self.results)
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def _redeal_deck(seat: int) -> tuple[int, ...]:
+    """A 32-card order dealing ``seat`` of 2 the clubs 0..6 and the other the diamonds 7..1:
+    every bid of the first has an unused complement to 7 in the other's hand."""
+    mine = list(range(0, 7))  # 0C..6C
+    theirs = [8 + rank for rank in range(7, 0, -1)]  # 7D..1D
+    rest = [card for card in range(32) if card not in mine and card not in theirs]
+    order: list[int] = []
+    for i in range(7):
+        pair = (mine[i], theirs[i]) if seat == 0 else (theirs[i], mine[i])
+        order.extend(pair)
+    return tuple(order + rest)
+
+
+def checks_for(games: tuple[str, ...], seed: int = 0) -> list[Check]:
+    """The checks for ``games``; seats and seeds vary with ``seed``."""
+    checks: list[Check] = []
+    rng = random.Random(seed)
+
+    def add(name: str, game: str, players: int, **kwargs: Any) -> None:
+        checks.append(
+            Check(
+                name,
+                game,
+                players,
+                seed=rng.randrange(2**31),
+                seat=kwargs.pop("seat", rng.randrange(players)),
+                **kwargs,
+            )
+        )
+
+    if OH_SEVEN in games:
+        for players in range(2, 10):
+            decks = "one deck" if players <= 4 else "two decks"
+            add(f"oh-seven, {players} players ({decks})", OH_SEVEN, players)
+        for players in range(2, 10):
+            add(f"oh-seven with passing, {players} players", OH_SEVEN, players,
+                options=(("passing", True),))  # fmt: skip
+        add("oh-seven, forced re-bids (sum 7), 3 players", OH_SEVEN, 3, force="sum7")
+        add("oh-seven, forced re-bids (sum 7), 6 players", OH_SEVEN, 6, force="sum7",
+            options=(("passing", True),))  # fmt: skip
+        seat = rng.randrange(2)
+        add("oh-seven, 7 forced attempts then a redeal, 2 players", OH_SEVEN, 2, seat=seat,
+            force="redeal", stacked=(_redeal_deck(seat),))  # fmt: skip
+    if OH_HELL in games:
+        for players in range(3, 8):
+            add(f"oh-hell, {players} players", OH_HELL, players)
+        add("oh-hell with hook and must_trump, 4 players", OH_HELL, 4,
+            options=(("hook", True), ("must_trump", True)))  # fmt: skip
+        add("oh-hell with simultaneous bids, 5 players", OH_HELL, 5,
+            options=(("simultaneous_bids", True), ("hand_order", "down-up")))  # fmt: skip
+    return checks
+
+
+def determinism_checks(games: tuple[str, ...], seed: int = 0) -> list[Check]:
+    """The games played twice to see whether the bot repeats its moves."""
+    found = []
+    if OH_SEVEN in games:
+        found.append(
+            Check(
+                "oh-seven with passing, 4 players", OH_SEVEN, 4, seed + 7, (("passing", True),), 1
+            )
+        )
+    if OH_HELL in games:
+        found.append(Check("oh-hell, 4 players", OH_HELL, 4, seed + 8, (), 2))
+    return found
+
+
+# --------------------------------------------------------------------------- one bot process
+
+
+class _Session:
+    """One process of the bot, connected and welcomed, answering requests one at a time."""
+
+    def __init__(self, spec: BotSpec, config: SandboxConfig, clock: TimeControl) -> None:
+        self.spec = spec
+        self.config = config
+        self.clock = clock
+        self.next_id = 1
+        self.dead = False
+        self.logs: list[str] = []
+        self.root = tempfile.mkdtemp(prefix="ohseven-check-")
+        os.chmod(self.root, 0o711)
+        self.socket_dir = os.path.join(self.root, secrets.token_hex(8))
+        os.mkdir(self.socket_dir, 0o700)
+        self.context = zmq.Context()
+        self.sock = self.context.socket(zmq.ROUTER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.MAXMSGSIZE, wire.MAX_TRANSPORT_FRAME)
+        endpoint = f"ipc://{self.socket_dir}/referee"
+        self.sock.bind(endpoint)
+        self.secret = secrets.token_hex(16)
+        self.connection = wire.Connection(spec.name, self.secret)
+        self.rid: bytes | None = None
+        self.process = BotProcess(
+            list(spec.command),
+            name=spec.name,
+            bot_dir=spec.directory,
+            socket_dir=self.socket_dir,
+            env={
+                "OHSEVEN_ENDPOINT": endpoint,
+                "OHSEVEN_SECRET": self.secret,
+                "OHSEVEN_NAME": spec.name,
+            },
+            config=config,
+        )
+
+    def start(self) -> Fault | None:
+        """Start the process and wait for its hello; the ``no_start`` fault if it fails."""
+        try:
+            self.process.start()
+        except BotStartError as error:
+            self.dead = True
+            return Fault(0, FaultStatus.NO_START, str(error))
+        deadline = time.monotonic() + self.clock.start_seconds
+        while time.monotonic() < deadline:
+            code = self.process.poll()
+            if code is not None:
+                self.dead = True
+                return Fault(0, FaultStatus.NO_START, f"exited with code {code} before hello")
+            if not self.sock.poll(int(_POLL_SECONDS * 1000)):
+                continue
+            rid, message = self._receive()
+            if type(message) is wire.Hello and self.rid is None:
+                answer = self.connection.hello(message)
+                if answer is not None:
+                    self.rid = rid
+                    self._send(answer)
+                    return None
+                self._send(wire.error("unknown secret or protocol"), rid)
+        self.dead = True
+        return Fault(0, FaultStatus.NO_START, f"no hello within {self.clock.start_seconds:g} s")
+
+    def _receive(self) -> tuple[bytes, Any]:
+        frames = self.sock.recv_multipart()
+        if len(frames) != 2:
+            return frames[0], wire.Invalid(FaultStatus.MALFORMED, f"{len(frames) - 1} frames")
+        return frames[0], wire.decode(frames[1])
+
+    def _send(self, frame: bytes, rid: bytes | None = None) -> None:
+        with contextlib.suppress(zmq.ZMQError):
+            self.sock.send_multipart([rid or self.rid, frame], zmq.NOBLOCK)
+
+    def events(self, events: list[dict[str, Any]]) -> None:
+        if events and not self.dead:
+            self._send(wire.events_message(events))
+
+    def ask(
+        self, game: Game, codec: wire.MoveCodec, seat: int, events: list, bank: float
+    ) -> tuple[wire.Accepted | wire.Invalid, float]:
+        """Ask for ``seat``'s decision; the accepted move or the fault, and the time it took."""
+        legal, count = codec.legal_to_wire(seat)
+        now = time.monotonic()
+        request = wire.Request(
+            id=self.next_id,
+            seat=seat,
+            kind=game.phase.value,
+            legal=legal,
+            count=count,
+            sent=now,
+            deadline=now + self.clock.move_seconds + bank,
+            bank_ms=int(bank * 1000),
+            legal_set=frozenset(legal) if count == 0 else frozenset(),
+        )
+        self.next_id += 1
+        self._send(self.connection.request(request, events))
+        while True:
+            now = time.monotonic()
+            if now >= request.deadline:
+                self.connection.expire()
+                waited = (request.deadline - request.sent) * 1000
+                detail = f"no reply to request {request.id} ({request.kind}) within {waited:.0f} ms"
+                return wire.Invalid(FaultStatus.TIMEOUT, detail), now - request.sent
+            code = self.process.poll()
+            if code is not None:
+                self.dead = True
+                self.connection.close()
+                return wire.Invalid(FaultStatus.CRASH, f"exited with code {code}"), 0.0
+            if not self.sock.poll(int(min(request.deadline - now, _POLL_SECONDS) * 1000) + 1):
+                continue
+            rid, message = self._receive()
+            if rid != self.rid:
+                continue  # not the bot's connection: ignored, as the referee does
+            result = self.connection.receive(message, codec)
+            if result is None or type(result) is wire.Late:
+                continue
+            if type(result) is wire.Accepted:
+                self.connection.answered()
+                return result, time.monotonic() - request.sent
+            self.connection.expire()
+            return result, time.monotonic() - request.sent
+
+    def close(self) -> None:
+        if not self.dead and self.rid is not None:
+            self._send(wire.shutdown_message())
+            self.process.wait(2.0)
+        self.process.kill()
+        self.logs.append(self.process.log())
+        self.sock.close(0)
+        self.context.term()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- one game
+
+
+def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
+    """The random example bot's decision, or the forcing opponent's bid completing 7."""
+    legal = list(game.legal_moves(seat))
+    if game.phase is Phase.PASS:
+        return tuple(rng.sample(list(game.hands[seat]), game.pass_count()))  # type: ignore[attr-defined]
+    if check.force and game.phase is Phase.BID and game.rules.game == OH_SEVEN:
+        if check.force == "sum7":
+            forcing = game.attempt == 0  # type: ignore[attr-defined]
+        else:
+            forcing = game.round == 0 and game.deal_number == 0  # type: ignore[attr-defined]
+        if forcing and len(game.to_act) > 1:
+            return min(legal, key=lambda card: card % 8)  # keep the sum low
+        if forcing:  # the last to bid: everyone else has chosen
+            chosen = sum(card % 8 for card in game.pending.values())  # type: ignore[attr-defined]
+            wanted = [card for card in legal if card % 8 == 7 - chosen]
+            if wanted:
+                return wanted[0]
+    return rng.choice(legal)
+
+
+def play_check(
+    session: _Session | None, check: Check, clock: TimeControl
+) -> tuple[CheckResult, Game]:
+    """Play ``check`` with the bot in ``session`` (None: fallback moves for it throughout)."""
+    game = new_game(check.rules(), check.players, check.seed, stacked_decks=check.stacked)
+    codec = wire.MoveCodec(game)
+    prefix = {
+        "type": "game",
+        "index": 0,
+        "game": game.rules.game,
+        "rules": game.rules.as_dict(),
+        "players": game.players,
+        "seat": check.seat,
+        "rounds": game.rounds,  # type: ignore[attr-defined]
+    }
+    feed = wire.EventFeed(game, check.seat, prefix=[prefix])
+    rng = random.Random(f"check:{check.seed}")
+    fallback_rng = random.Random(f"fallback:{check.seed}")
+    faults: list[Fault] = []
+    seconds: list[tuple[str, float]] = []
+    moves: list[Any] = []
+    bank = clock.bank_seconds
+    rebids = 0
+    while not game.is_over:
+        to_act = game.to_act
+        if check.seat not in to_act:
+            seat = to_act[-1] if len(to_act) > 1 else to_act[0]
+            game.push(seat, _opponent(game, seat, check, rng))
+            continue
+        kind = game.phase.value
+        if kind == "bid" and getattr(game, "attempt", 0) > 0:
+            rebids += 1
+        asking = session is not None and not session.dead and len(faults) < MAX_FAULTS_PER_CHECK
+        if asking:
+            assert session is not None
+            outcome, took = session.ask(game, codec, check.seat, feed.take(), bank)
+            if type(outcome) is wire.Accepted:
+                game.push(check.seat, outcome.move)
+                moves.append(codec.move_to_wire(kind, outcome.move))
+                seconds.append((kind, took))
+                bank = max(0.0, bank - max(0.0, took - clock.move_seconds))
+                continue
+            faults.append(Fault(check.seat, outcome.status, outcome.detail))
+            if outcome.status is FaultStatus.TIMEOUT:
+                bank = 0.0
+        else:
+            feed.take()
+        legal = list(game.legal_moves(check.seat))
+        move = legal[fallback_rng.randrange(len(legal))]
+        game.push(check.seat, move)
+        moves.append(None)
+    if session is not None:
+        session.events(feed.take())
+    redeals = sum(1 for event in game.events if event["type"] == "redeal")
+    result = CheckResult(check, tuple(faults), tuple(seconds), tuple(moves), rebids, redeals)
+    return result, game
+
+
+# --------------------------------------------------------------------------- the whole run
+
+
+def check_bot(
+    spec: BotSpec,
+    *,
+    games: tuple[str, ...] = GAMES,
+    sandbox: SandboxConfig | None = None,
+    clock: TimeControl = _CLOCK,
+    seed: int = 0,
+    max_failures: int = 3,
+    replay_dir: str | None = None,
+    determinism: bool = True,
+) -> Report:
+    """Run every check of ``games`` on the bot; stop asking it after ``max_failures`` failed
+    checks (the rest are reported as skipped)."""
+    config = sandbox or SandboxConfig()
+    results: list[CheckResult] = []
+    session: _Session | None = None
+    failures = 0
+    try:
+        for check in checks_for(games, seed):
+            if failures >= max_failures:
+                results.append(CheckResult(check, (), (), (), skipped=True))
+                continue
+            start_fault = None
+            if session is None or session.dead:
+                if session is not None:
+                    session.close()
+                session = _Session(spec, config, clock)
+                start_fault = session.start()
+            result, game = play_check(None if session.dead else session, check, clock)
+            if start_fault is not None:
+                fault = attrs.evolve(start_fault, seat=check.seat)
+                result = attrs.evolve(result, faults=(fault, *result.faults))
+            results.append(result)
+            failures += not result.passed
+            if replay_dir is not None:
+                name = "".join(c if c.isalnum() else "-" for c in check.name).strip("-")
+                seats = [spec.name if s == check.seat else "random" for s in range(game.players)]
+                path = os.path.join(replay_dir, f"check-{len(results):02d}-{name}.json")
+                save_replay(path, to_replay(game, seats, result.faults))
+    finally:
+        if session is not None:
+            session.close()
+    deterministic = None
+    if determinism and failures == 0:
+        deterministic = _determinism(spec, config, clock, games, seed)
+    return Report(spec, config.mode, tuple(results), deterministic)
+
+
+def _determinism(
+    spec: BotSpec, config: SandboxConfig, clock: TimeControl, games: tuple[str, ...], seed: int
+) -> tuple[bool, str]:
+    for check in determinism_checks(games, seed):
+        runs = []
+        for _ in range(2):
+            session = _Session(spec, config, clock)
+            try:
+                fault = session.start()
+                if fault is not None:
+                    return False, f"{check.name}: {fault.status}: {fault.detail}"
+                runs.append(play_check(session, check, clock)[0].moves)
+            finally:
+                session.close()
+        first, second = runs
+        for index, (a, b) in enumerate(zip(first, second, strict=False)):
+            if a != b:
+                return False, (
+                    f"{check.name}, seed {check.seed}: decision {index + 1} was "
+                    f"{json.dumps(a)} in the first run and {json.dumps(b)} in the second"
+                )
+    return True, "the same moves in two runs of the same games"
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def _stats(values: list[float]) -> dict[str, float | int]:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return {
+        "n": len(ordered),
+        "mean_ms": round(1000 * sum(ordered) / len(ordered), 2),
+        "p95_ms": round(1000 * p95, 2),
+        "max_ms": round(1000 * ordered[-1], 2),
+    }
+
+
+def summary(report: Report) -> dict[str, Any]:
+    """The report as plain data (the ``--json`` output)."""
+    times: dict[str, list[float]] = {"all": [], "pass": [], "bid": [], "play": []}
+    checks = []
+    for result in report.results:
+        for kind, took in result.seconds:
+            times[kind].append(took)
+            times["all"].append(took)
+        grouped = Counter((str(f.status), f.detail) for f in result.faults)
+        checks.append(
+            {
+                "name": result.check.name,
+                "status": "skipped" if result.skipped else "pass" if result.passed else "fail",
+                "seat": result.check.seat,
+                "seed": result.check.seed,
+                "decisions": len(result.moves),
+                "rebids": result.rebids,
+                "redeals": result.redeals,
+                "faults": [
+                    {"status": status, "detail": detail, "count": count}
+                    for (status, detail), count in grouped.items()
+                ],
+            }
+        )
+    deterministic = report.deterministic
+    return {
+        "bot": report.bot.name,
+        "command": list(report.bot.command),
+        "sandbox": report.sandbox,
+        "passed": report.passed,
+        "checks": checks,
+        "timing": {kind: _stats(values) for kind, values in times.items()},
+        "deterministic": None if deterministic is None else deterministic[0],
+        "determinism": "not measured (a check failed)"
+        if deterministic is None
+        else deterministic[1],
+    }
+
+
+def render(data: dict[str, Any]) -> str:
+    """The report as text for a terminal."""
+    lines = [
+        f"check-bot {data['bot']}: {' '.join(data['command'])} (sandbox {data['sandbox']})",
+        "",
+    ]
+    for check in data["checks"]:
+        label = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP"}[check["status"]]
+        extra = f"{check['decisions']} decisions"
+        if check["rebids"]:
+            extra += f", {check['rebids']} re-bid(s)"
+        if check["redeals"]:
+            extra += f", {check['redeals']} redeal(s)"
+        if check["status"] == "skipped":
+            extra = "not run: too many failed checks"
+        lines.append(f"  {label}  {check['name']} (seat {check['seat']}): {extra}")
+        for fault in check["faults"]:
+            times = f" x{fault['count']}" if fault["count"] > 1 else ""
+            lines.append(f"          {fault['status']}{times}: {fault['detail']}")
+    lines.append("")
+    lines.append("time per decision:")
+    for kind, stats in data["timing"].items():
+        if stats["n"]:
+            lines.append(
+                f"  {kind:>4}: mean {stats['mean_ms']:.1f} ms, p95 {stats['p95_ms']:.1f} ms, "
+                f"max {stats['max_ms']:.1f} ms ({stats['n']} decisions)"
+            )
+    verdict = {True: "yes", False: "no", None: "unknown"}[data["deterministic"]]
+    lines.append(f"deterministic under a fixed seed: {verdict}: {data['determinism']}")
+    passed = sum(check["status"] == "pass" for check in data["checks"])
+    total = len(data["checks"])
+    lines.append("")
+    lines.append(f"{'OK' if data['passed'] else 'FAILED'}: {passed} of {total} checks passed")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--game",
+        choices=[*GAMES, "both"],
+        default="both",
+        help="which game's checks to run (default %(default)s)",
+    )
+    parser.add_argument(
+        "--sandbox", choices=MODES, default="bwrap", help="how the bot runs (default %(default)s)"
+    )
+    parser.add_argument(
+        "--move-timeout",
+        type=float,
+        default=TimeControl().move_seconds,
+        metavar="SECONDS",
+        help="time per decision (default %(default)s)",
+    )
+    parser.add_argument(
+        "--bank",
+        type=float,
+        default=TimeControl().bank_seconds,
+        metavar="SECONDS",
+        help="extra time per game, drawn when a decision runs over (default %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    parser.add_argument(
+        "--max-failures",
+        type=int,
+        default=3,
+        metavar="N",
+        help="skip the remaining checks after N failed ones (default %(default)s)",
+    )
+    parser.add_argument("--replays", metavar="DIR", help="save a replay of every check in DIR")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("bot", metavar="BOT", help="a bot file or a command line")
+
+
+def _fail(message: str) -> int:
+    print(f"ohseven-referee check-bot: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from .match_cli import BotArgumentError, bot_specs
+
+    try:
+        (spec,) = bot_specs([args.bot])
+    except BotArgumentError as error:
+        return _fail(str(error))
+    if not args.move_timeout > 0 or not args.bank >= 0 or args.max_failures < 1:
+        return _fail("--move-timeout must be positive, --bank not negative, --max-failures >= 1")
+    config = SandboxConfig(mode=args.sandbox)
+    try:
+        check_sandbox(config)
+    except SandboxError as error:
+        return _fail(str(error))
+    if args.replays:
+        try:
+            os.makedirs(args.replays, exist_ok=True)
+        except OSError as error:
+            return _fail(f"--replays {args.replays}: {error.strerror}")
+    games = GAMES if args.game == "both" else (args.game,)
+    clock = TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank)
+    report = check_bot(
+        spec,
+        games=games,
+        sandbox=config,
+        clock=clock,
+        seed=args.seed,
+        max_failures=args.max_failures,
+        replay_dir=args.replays,
+    )
+    data = summary(report)
+    print(json.dumps(data) if args.json else render(data))
+    return 0 if report.passed else 1

@@ -1,0 +1,149 @@
+"""``ohseven-referee check-bot``: real bots in the real sandbox, through the real command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+from ohseven.referee import checkbot
+from ohseven.referee.cli import main
+from ohseven.referee.replay import load_replay, validate_replay
+from ohseven.referee.rules import GAMES, OH_HELL, OH_SEVEN, new_game
+
+HERE = os.path.dirname(__file__)
+RANDOM_BOT = os.path.join(HERE, "..", "example_bots", "random_bot.py")
+MATCH_BOT = os.path.join(HERE, "bots", "match_bot.py")
+HOSTILE_BOT = os.path.join(HERE, "bots", "hostile_bot.py")
+FAST = ["--move-timeout", "0.3", "--bank", "0.5"]
+
+
+def check(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["check-bot", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def check_json(capsys, *argv: str) -> tuple[int, dict]:
+    code, out, _ = check(capsys, "--json", *argv)
+    return code, json.loads(out)
+
+
+class TestGoodBots:
+    def test_random_example_bot_passes(self, capsys, tmp_path):
+        """The random example bot passes every check of both games; replays validate."""
+        code, data = check_json(capsys, "--replays", str(tmp_path), RANDOM_BOT)
+        assert code == 0 and data["passed"] is True
+        assert [c["status"] for c in data["checks"]] == ["pass"] * len(checkbot.checks_for(GAMES))
+        assert all(c["faults"] == [] for c in data["checks"])
+        timing = data["timing"]
+        assert timing["all"]["n"] == timing["pass"]["n"] + timing["bid"]["n"] + timing["play"]["n"]
+        assert min(timing[k]["n"] for k in ("pass", "bid", "play")) > 0
+        assert timing["all"]["mean_ms"] <= timing["all"]["p95_ms"] <= timing["all"]["max_ms"]
+        assert sum(c["redeals"] for c in data["checks"]) >= 1
+        assert sum(c["rebids"] for c in data["checks"]) >= 7
+        # the SDK's random bot draws its seed from the OS
+        assert data["deterministic"] is False and "decision" in data["determinism"]
+        replays = sorted(os.listdir(tmp_path))
+        assert len(replays) == len(data["checks"])
+        for name in replays:
+            validate_replay(load_replay(tmp_path / name))
+
+    def test_text_report(self, capsys):
+        """The text report names each check, the timings and the verdict."""
+        code, out, _ = check(capsys, "--game", "oh-hell", f"python {MATCH_BOT} random")
+        assert code == 0
+        assert out.count("  PASS  oh-hell") == len(checkbot.checks_for((OH_HELL,)))
+        assert "time per decision:" in out and " bid: mean " in out and "p95" in out
+        assert "deterministic under a fixed seed: yes" in out
+        assert out.rstrip().endswith("OK: 7 of 7 checks passed")
+
+
+class TestBrokenBots:
+    def test_illegal_move_fails_clearly(self, capsys):
+        """A bot that plays a card it does not hold fails that check with the detail."""
+        code, out, _ = check(capsys, "--game", "oh-seven", f"python {MATCH_BOT} illegal")
+        assert code == 1
+        failed = [line for line in out.splitlines() if line.startswith("  FAIL")]
+        assert len(failed) == 1, out
+        assert "illegal: play 'ZZ' is not one of [" in out
+        total = len(checkbot.checks_for((OH_SEVEN,)))
+        assert out.rstrip().endswith(f"FAILED: {total - 1} of {total} checks passed")
+        assert "deterministic under a fixed seed: unknown" in out
+
+    @pytest.mark.parametrize(
+        ("mode", "status"), [("garbage", "malformed"), ("notheld", "illegal"), ("exit", "no_start")]
+    )
+    def test_fault_statuses(self, capsys, mode, status):
+        """Each kind of misbehaviour is reported with its fault status."""
+        code, data = check_json(capsys, *FAST, "--game", "oh-seven", f"python {HOSTILE_BOT} {mode}")
+        assert code == 1 and data["passed"] is False
+        first = data["checks"][0]
+        assert first["status"] == "fail"
+        assert {fault["status"] for fault in first["faults"]} == {status}
+
+    def test_hanging_bot_is_bounded(self, capsys):
+        """A bot that hangs fails with timeouts; after --max-failures the rest is skipped."""
+        started = time.monotonic()
+        code, data = check_json(capsys, *FAST, "--max-failures", "2", f"python {HOSTILE_BOT} hang")
+        assert time.monotonic() - started < 15
+        assert code == 1
+        statuses = [c["status"] for c in data["checks"]]
+        assert statuses[:2] == ["fail", "fail"] and set(statuses[2:]) == {"skipped"}
+        assert {f["status"] for f in data["checks"][0]["faults"]} == {"timeout"}
+        assert sum(f["count"] for f in data["checks"][0]["faults"]) == checkbot.MAX_FAULTS_PER_CHECK
+
+
+class TestUsage:
+    def test_missing_bot(self, capsys):
+        """A bot that does not exist is a clear usage error, not a traceback."""
+        code, out, err = check(capsys, "no_such_bot_file.py")
+        assert code == 2 and out == ""
+        assert err.startswith("ohseven-referee check-bot: ") and "Traceback" not in err
+
+    def test_bad_timeout(self, capsys):
+        """A non-positive decision time is refused."""
+        code, _, err = check(capsys, "--move-timeout", "0", RANDOM_BOT)
+        assert code == 2 and "--move-timeout" in err
+
+
+class TestChecks:
+    def test_every_request_kind_and_table(self):
+        """The checks cover every player count, passing, the Oh Hell variants, forced bids."""
+        checks = checkbot.checks_for(GAMES, seed=3)
+        seven = {c.players for c in checks if c.game == OH_SEVEN and not c.options}
+        passing = {c.players for c in checks if dict(c.options).get("passing")}
+        hell = {c.players for c in checks if c.game == OH_HELL}
+        assert seven == passing == set(range(2, 10)) and hell == set(range(3, 8))
+        options = {key for c in checks if c.game == OH_HELL for key, _ in c.options}
+        assert {"hook", "must_trump", "simultaneous_bids"} <= options
+        assert {c.force for c in checks} == {None, "sum7", "redeal"}
+        assert all(0 <= c.seat < c.players for c in checks)
+
+    @pytest.mark.parametrize("seed", range(4))
+    def test_redeal_is_forced_whatever_the_bot_bids(self, seed):
+        """The stacked deal and the completing opponent force 7 attempts, then a redeal."""
+        (redeal,) = [c for c in checkbot.checks_for((OH_SEVEN,), seed) if c.force == "redeal"]
+        result, game = checkbot.play_check(None, redeal, checkbot.TimeControl())
+        first = [e for e in game.events if e["type"] in ("bids", "redeal")][:8]
+        assert [e.get("forced") is not None for e in first[:7]] == [True] * 7
+        assert first[7] == {"type": "redeal", "round": 0}
+        assert result.redeals >= 1 and result.rebids >= 6 and game.is_over
+
+    def test_redeal_deck_is_a_deck(self):
+        """The stacked order holds every card once and deals as intended."""
+        for seat in (0, 1):
+            order = checkbot._redeal_deck(seat)
+            assert sorted(order) == list(range(32))
+            game = new_game(OH_SEVEN, 2, 0, stacked_decks=[order])
+            assert game.hands[seat] == list(range(7))
+
+
+def test_cli_registration():
+    """check-bot is a subcommand of ohseven-referee."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check-bot", "--help"])
+    assert exit_info.value.code == 0
+    assert sys.modules["ohseven.referee.checkbot"] is checkbot
