@@ -175,6 +175,7 @@ class _Session:
         self.config = config
         self.clock = clock
         self.next_id = 1
+        self.games = 0  # games played by this process: the index of the next one
         self.dead = False
         self.logs: list[str] = []
         self.root = tempfile.mkdtemp(prefix="ohseven-check-")
@@ -330,7 +331,7 @@ def play_check(
     codec = wire.MoveCodec(game)
     prefix = {
         "type": "game",
-        "index": 0,
+        "index": session.games if session is not None else 0,
         "game": game.rules.game,
         "rules": game.rules.as_dict(),
         "players": game.players,
@@ -375,6 +376,7 @@ def play_check(
         moves.append(None)
     if session is not None:
         session.events(feed.take())
+        session.games += 1
     redeals = sum(1 for event in game.events if event["type"] == "redeal")
     result = CheckResult(check, tuple(faults), tuple(seconds), tuple(moves), rebids, redeals)
     return result, game
