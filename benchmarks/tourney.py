@@ -6,15 +6,26 @@ the share of time spent outside the bots: wall time minus the bots' thinking tim
 over wall time (goal < 5%), measured with one worker: each bot decision burns a known CPU time,
 and the decisions are counted from the stored game statistics.
 
-    python benchmarks/tourney.py [--games-per-table N] [--bots N] [--table K]
+The cluster row plays the same schedule on a Dask cluster: by default one started here on
+loopback (a ``dask scheduler`` and two ``dask worker --nthreads 1 --resources match=1``), or the
+scheduler given with ``--cluster ADDRESS``; ``--no-cluster`` skips it (needs ``ohseven[cluster]``).
+
+    python benchmarks/tourney.py [--games-per-table N] [--bots N] [--table K] [--cluster ADDRESS]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ohseven.referee.config import load_config
@@ -89,11 +100,57 @@ def count_decisions(output: str) -> int:
     return total
 
 
-def measure(path: Path, workers: int) -> tuple[float, int, dict]:
+def measure(path: Path, workers: int, cluster: str | None = None) -> tuple[float, int, dict]:
     config = load_config(path)
     began = time.perf_counter()
-    outcome = run_tournament(config, workers=workers, fresh=True)
+    outcome = run_tournament(config, workers=workers, fresh=True, cluster=cluster)
     return time.perf_counter() - began, outcome.games, outcome.leaderboard
+
+
+@contextlib.contextmanager
+def loopback_dask(folder: Path, workers: int = 2) -> Iterator[str]:
+    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes on 127.0.0.1."""
+    dask = shutil.which(
+        "dask", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    )
+    if dask is None:
+        raise SystemExit("the dask command is missing: pip install 'ohseven[cluster]'")
+    file = folder / "scheduler.json"
+    log = open(folder / "dask.log", "ab")  # noqa: SIM115 - closed below
+    common = {"stdout": log, "stderr": subprocess.STDOUT, "start_new_session": True}
+    processes = [
+        subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+            + ["--scheduler-file", str(file)],
+            **common,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(file.read_text())["address"]
+        for n in range(workers):
+            processes.append(
+                subprocess.Popen(
+                    [dask, "worker", address, "--host", "127.0.0.1", "--nthreads", "1"]
+                    + ["--resources", "match=1", "--no-dashboard"]
+                    + ["--local-directory", str(folder / f"w{n}")],
+                    **common,
+                )
+            )
+        import distributed
+
+        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(workers, timeout=60)
+        yield address
+    finally:
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            process.wait(30)
+        log.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", type=int, default=2)
     parser.add_argument("--games-per-table", type=int, default=4)
     parser.add_argument("--work", type=float, default=0.005, help="bot CPU seconds per decision")
+    parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler (default: 2 here)")
+    parser.add_argument("--no-cluster", action="store_true", help="skip the Dask cluster row")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ohseven-bench-") as tmp:
         Path(tmp).chmod(0o755)  # a root referee runs bots as another uid: they must read it
@@ -127,6 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"same leaderboard with 1 and 2 workers: {board1 == board2}")
         faults = sum(sum(bot["faults"].values()) for bot in board1["bots"])
         print(f"bot faults: {faults}")
+        if not args.no_cluster:
+            with contextlib.ExitStack() as stack:
+                address = args.cluster or stack.enter_context(loopback_dask(Path(tmp)))
+                wall3, _, board3 = measure(path, 2, cluster=address)
+            where = args.cluster or "2 local Dask workers"
+            print(
+                f"cluster ({where}): {games} games in {wall3:.2f} s = {games / wall3:.2f} games/s "
+                f"({wall2 / wall3:.2f}x the local pool of 2 workers)"
+            )
+            print(f"same leaderboard on the cluster: {board3 == board1}")
     return 0
 
 
