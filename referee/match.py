@@ -13,6 +13,7 @@ a bot that hangs, floods, crashes or lies cannot hang the match.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import random
 import secrets
@@ -173,6 +174,10 @@ class _Referee:
 
     # -- processes
 
+    def _bot_seed(self, bot: _Bot) -> int:
+        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.restarts}"
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
         waiting = []
@@ -183,6 +188,8 @@ class _Referee:
                 "OHSEVEN_ENDPOINT": bot.endpoint,
                 "OHSEVEN_SECRET": secret,
                 "OHSEVEN_NAME": bot.spec.name,
+                # a seed for the bot's own randomness: the same match replays the same games
+                "OHSEVEN_SEED": str(self._bot_seed(bot)),
             }
             bot.process = BotProcess(
                 list(bot.spec.command),

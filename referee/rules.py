@@ -224,6 +224,10 @@ def _unique(cards: Iterable[int]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(cards))
 
 
+def _seat_of_move(move: tuple[int, str, Any]) -> int:
+    return move[0]
+
+
 class Game:
     """State shared by both rulesets: hands, tricks, scores and the event log."""
 
@@ -448,6 +452,11 @@ class Game:
         else:
             self._end_round()
 
+    def _canonical_moves(self) -> None:
+        """Record a complete simultaneous set in seat order, whatever order it arrived in."""
+        n = self.players
+        self.moves[-n:] = sorted(self.moves[-n:], key=_seat_of_move)
+
     def _shuffled(self, cards: list[int]) -> list[int]:
         if self._stacked:
             order = list(self._stacked.pop(0))
@@ -589,6 +598,7 @@ class OhSevenGame(Game):
         self.to_act = tuple(s for s in self.to_act if s != seat)
         if self.to_act:
             return
+        self._canonical_moves()
         names = self._names
         for giver, given in self.pending.items():
             for card in given:
@@ -630,6 +640,7 @@ class OhSevenGame(Game):
         self.to_act = tuple(s for s in self.to_act if s != seat)
         if self.to_act:
             return
+        self._canonical_moves()
         n = self.players
         cards = [self.pending[s] for s in range(n)]
         self.pending = {}
@@ -855,6 +866,7 @@ class OhHellGame(Game):
             self.to_act = tuple(s for s in self.to_act if s != seat)
             if self.to_act:
                 return
+            self._canonical_moves()
             self.events.append({"type": "bids", "bids": list(self.bids)})
         else:
             self.events.append({"type": "bid", "seat": seat, "bid": bid})

@@ -311,7 +311,11 @@ def run(
             "by ohseven-referee (or try --local)"
         )
     signal.signal(signal.SIGTERM, _sigterm)
-    sys.exit(_serve(bot_class(), endpoint, secret, idle_seconds))
+    bot = bot_class()
+    seed = os.environ.get("OHSEVEN_SEED", "")
+    if seed.isdigit() and isinstance(getattr(bot, "rng", None), random.Random):
+        bot.rng.seed(int(seed))  # the referee's seed: the same match replays the same games
+    sys.exit(_serve(bot, endpoint, secret, idle_seconds))
 
 
 def _example_bot(name: str) -> Callable[[], Bot]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -132,3 +134,31 @@ class TestCBot:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OHSEVEN_")}
         proc = subprocess.run([c_bot], capture_output=True, text=True, env=env)
         assert proc.returncode == 2 and "OHSEVEN_ENDPOINT" in proc.stderr
+
+
+class TestReproducibility:
+    def test_sdk_bots_replay_the_same_match_from_the_referee_seed(self):
+        """Random SDK bots seeded by OHSEVEN_SEED play the same moves when a match is rerun."""
+        random_file = os.path.join(ROOT, "example_bots", "random_bot.py")
+        spec = MatchSpec(
+            match_id="repro",
+            rules=Rules.make("oh-seven", {"passing": True}),
+            bots=tuple(BotSpec(f"r{i}", (sys.executable, random_file)) for i in range(3)),
+            seatings=((0, 1, 2), (1, 2, 0)),
+            seeds=(11, 11),
+            fallback_seed=5,
+        )
+        runs = []
+        for _ in range(2):
+            with tempfile.TemporaryDirectory() as replays:
+                result = play_match(
+                    spec, sandbox=SandboxConfig(mode="unsandboxed"), replay_dir=replays
+                )
+                runs.append([(r.totals, r.faults) for r in result.games])
+                moves = []
+                for name in sorted(os.listdir(replays)):
+                    with open(os.path.join(replays, name)) as handle:
+                        moves.append(json.load(handle)["moves"])
+                runs[-1].append(moves)
+        assert runs[0] == runs[1]
+        assert runs[0][-1] and all(runs[0][-1])

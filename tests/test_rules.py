@@ -211,6 +211,12 @@ class TestOhSevenBidding:
         assert game.bids == [5, 5, 0]
         assert events_of(game, "trump")[-1] == {"type": "trump", "suit": "S", "leader": 1}
 
+    def test_simultaneous_moves_are_recorded_in_seat_order(self):
+        """A complete simultaneous set is logged by seat, whatever order the bids arrived in."""
+        game = self.game3()
+        push_all(game, [(2, c7("0C")[0]), (0, c7("5H")[0]), (1, c7("5S")[0])])
+        assert [seat for seat, _, _ in game.moves] == [0, 1, 2]
+
     def test_bids_revealed_together(self):
         """No bid is revealed until every player has chosen, and nobody chooses twice."""
         game = self.game3()
