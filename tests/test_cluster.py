@@ -155,6 +155,22 @@ def killing_runner(spec: MatchSpec, **kwargs: Any) -> Any:
 # --------------------------------------------------------------------------- the cluster
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path("/proc", entry, "stat").read_text()
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def importable_here() -> dict[str, str]:
     """An environment whose Python imports this module (the runners above)."""
     env = dict(os.environ)
@@ -235,11 +251,16 @@ class LoopbackCluster:
                 time.sleep(0.1)
 
     def kill_worker_of(self, pid: int) -> None:
-        """SIGKILL the whole ``dask worker`` (nanny, worker, bots) whose process is ``pid``."""
+        """SIGKILL the whole ``dask worker`` whose process is ``pid``: nanny, worker and the
+        bots it started (in sessions of their own), as when its machine goes down."""
         group = os.getpgid(pid)
         assert group != os.getpgrp()
         assert group in {worker.pid for worker in self.workers}
+        doomed = descendants(group)
         os.killpg(group, signal.SIGKILL)
+        for child in doomed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
 
     def close(self) -> None:
         processes = [*self.workers, self.scheduler]
