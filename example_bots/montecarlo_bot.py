@@ -5,8 +5,10 @@ with what it knows (:func:`ohseven.sdk.sample_hands`), and plays the round out f
 candidate move with a fast bid-aware policy for every seat (:func:`ohseven.sdk.playout`); it
 chooses the move with the best average (own round points, less a quarter of the others'
 mean). Bids are evaluated the same way, guessing the unknown bids of the others from their
-sampled hands. Each decision stops sampling after ``budget_s`` seconds (default 0.25 s, and
-never more than a third of the time the referee allows) or ``max_samples`` deals.
+sampled hands. Each decision samples ``max_samples`` deals (default 100), so that with the
+referee's seed (``OHSEVEN_SEED``) the bot is reproducible; a third of the time the referee
+allows, or ``budget_s`` seconds if given, caps it on a slow machine (and only then makes it
+depend on the clock).
 """
 
 from __future__ import annotations
@@ -28,16 +30,17 @@ class MonteCarloBot(HeuristicBot):
     name = BOT_NAME
 
     def __init__(
-        self, seed: int | None = None, *, budget_s: float = 0.25, max_samples: int = 400
+        self, seed: int | None = None, *, budget_s: float | None = None, max_samples: int = 100
     ) -> None:
         super().__init__(seed)
         self.budget_s = budget_s
         self.max_samples = max_samples
 
     def budget(self, view: View) -> float:
+        cap = self.budget_s if self.budget_s is not None else 10.0
         if view.time_ms > 0:
-            return min(self.budget_s, view.time_ms / 3000)
-        return self.budget_s
+            return min(cap, view.time_ms / 3000)
+        return cap
 
     def choose_bid(self, view: View) -> str | int:
         candidates = None
@@ -66,14 +69,15 @@ BOT_CLASS = MonteCarloBot
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``--budget SECONDS`` sets the time per decision; every other option is the runner's."""
+    """``--samples N`` and ``--budget SECONDS`` cap each decision; other options: the runner's."""
     import argparse
     import functools
 
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--budget", type=float, default=0.25)
+    parser.add_argument("--budget", type=float, default=None)
+    parser.add_argument("--samples", type=int, default=100)
     args, rest = parser.parse_known_args(argv)
-    factory = functools.partial(MonteCarloBot, budget_s=args.budget)
+    factory = functools.partial(MonteCarloBot, budget_s=args.budget, max_samples=args.samples)
     factory.name = BOT_NAME  # type: ignore[attr-defined]
     run(factory, rest)
 
