@@ -375,7 +375,7 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
         directory = str(target_dir)
     if name is None or argv is None:
         return None, fingerprint
-    return BotEntry(BotSpec(name, argv, directory), limits), fingerprint
+    return BotEntry(BotSpec(name, argv, directory, limits), limits), fingerprint
 
 
 def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int], ...]:

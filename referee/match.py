@@ -174,6 +174,12 @@ class _Referee:
 
     # -- processes
 
+    def _sandbox_for(self, spec: BotSpec) -> SandboxConfig:
+        if not spec.limits:
+            return self.config
+        limits = attrs.evolve(self.config.limits, **dict(spec.limits))
+        return attrs.evolve(self.config, limits=limits)
+
     def _bot_seed(self, bot: _Bot) -> int:
         text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.restarts}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
@@ -197,7 +203,7 @@ class _Referee:
                 bot_dir=bot.spec.directory,
                 socket_dir=bot.socket_dir,
                 env=env,
-                config=self.config,
+                config=self._sandbox_for(bot.spec),
             )
             try:
                 bot.process.start()

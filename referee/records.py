@@ -50,12 +50,15 @@ class BotSpec:
     """A bot: its display name and the command line that starts it.
 
     ``directory`` is what the sandbox exposes to the bot read-only (its own files); ``None``
-    means the directory of the command's script.
+    means the directory of the command's script. ``limits`` override the match's sandbox
+    limits for this bot only.
     """
 
     name: str
     command: tuple[str, ...]
     directory: str | None = None
+    #: sandbox limits this bot overrides: (``sandbox.Limits`` field, value) pairs
+    limits: tuple[tuple[str, int], ...] = ()
 
 
 @attrs.frozen

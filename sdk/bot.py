@@ -205,11 +205,15 @@ def _normalise(kind: str | None, answer: Any, view: View) -> Any:
 # --------------------------------------------------------------------------- the wire
 
 
-def _serve(bot: Bot, endpoint: str, secret: str, idle_seconds: float) -> int:
+def _serve(
+    bot: Bot, endpoint: str, secret: str, idle_seconds: float, seed: int | None = None
+) -> int:
     import msgpack
     import zmq
 
-    driver = Driver(bot, strict=os.environ.get("OHSEVEN_STRICT") == "1")
+    driver = Driver(
+        bot, strict=os.environ.get("OHSEVEN_STRICT") == "1", rng=random.Random(seed)
+    )
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 1000)
@@ -312,10 +316,11 @@ def run(
         )
     signal.signal(signal.SIGTERM, _sigterm)
     bot = bot_class()
-    seed = os.environ.get("OHSEVEN_SEED", "")
-    if seed.isdigit() and isinstance(getattr(bot, "rng", None), random.Random):
-        bot.rng.seed(int(seed))  # the referee's seed: the same match replays the same games
-    sys.exit(_serve(bot, endpoint, secret, idle_seconds))
+    text = os.environ.get("OHSEVEN_SEED", "")
+    seed = int(text) if text.isdigit() else None
+    if seed is not None and isinstance(getattr(bot, "rng", None), random.Random):
+        bot.rng.seed(seed)  # the referee's seed: the same match replays the same games
+    sys.exit(_serve(bot, endpoint, secret, idle_seconds, seed))
 
 
 def _example_bot(name: str) -> Callable[[], Bot]:

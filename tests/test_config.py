@@ -78,6 +78,7 @@ class TestValid:
         assert config.bots[0].spec.directory == str(folder / "bots")
         assert config.bots[1].spec.command == ("python3", "-u", "bots/b.py", "--fast")
         assert config.bots[1].limits == (("memory_mb", 512),)
+        assert config.bots[1].spec.limits == (("memory_mb", 512),)  # reaches the match
         assert config.bots[2].spec.command[-3:] == (
             str(folder / "bots" / "a.py"),
             "--budget",

@@ -102,6 +102,15 @@ class TestFullGames:
         second = play_match(spec, sandbox=UNSANDBOXED)
         assert [r.totals for r in first.games] == [r.totals for r in second.games]
 
+    def test_per_bot_limits_apply_to_that_bot_only(self):
+        """A bot's own limits override the match's: too little memory to start, for it alone."""
+        spec = spec_for(["random", "random", "random"], games=1)
+        starved = attrs.evolve(spec.bots[1], limits=(("memory_mb", 8),))
+        spec = attrs.evolve(spec, bots=(spec.bots[0], starved, spec.bots[2]))
+        result = play_match(spec, sandbox=UNSANDBOXED)
+        assert faults_of(result, "random1") == [FaultStatus.NO_START]
+        assert faults_of(result, "random0") == faults_of(result, "random2") == []
+
     def test_bwrap(self):
         """A match in the bubblewrap sandbox plays through, crash and restart included."""
         result = play_match(
