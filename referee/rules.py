@@ -13,6 +13,7 @@ an event with a ``"to"`` key is private to that seat, every other event is publi
 
 from __future__ import annotations
 
+import _random
 import enum
 import itertools
 import random
@@ -216,7 +217,7 @@ def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
 
 
 # Phase members as plain globals for the hot path: ``Phase.PLAY`` is a slow enum lookup.
-_PLAY, _BID, _OVER = Phase.PLAY, Phase.BID, Phase.OVER
+_PASS, _PLAY, _BID, _OVER = Phase.PASS, Phase.PLAY, Phase.BID, Phase.OVER
 
 
 def _unique(cards: Iterable[int]) -> tuple[int, ...]:
@@ -226,6 +227,190 @@ def _unique(cards: Iterable[int]) -> tuple[int, ...]:
 
 def _seat_of_move(move: tuple[int, str, Any]) -> int:
     return move[0]
+
+
+# -- tables built once and shared by every game (all are immutable)
+
+#: ``_BID_RANGE[k]`` is ``(0, 1, ..., k)``: the Oh Hell bids of a hand of ``k`` cards.
+_BID_RANGE = tuple(tuple(range(k + 1)) for k in range(54))
+_SEAT_TABLES: dict[int, tuple[tuple[tuple[int], ...], tuple[tuple[int], ...], tuple[int, ...]]] = {}
+
+
+def _seat_tables(
+    players: int,
+) -> tuple[tuple[tuple[int], ...], tuple[tuple[int], ...], tuple[int, ...]]:
+    """The usual values of ``to_act``: ``(seat,)`` and ``((seat + 1) % players,)`` per seat, and
+    every seat."""
+    tables = _SEAT_TABLES.get(players)
+    if tables is None:
+        tables = _SEAT_TABLES[players] = (
+            tuple((s,) for s in range(players)),
+            tuple(((s + 1) % players,) for s in range(players)),
+            tuple(range(players)),
+        )
+    return tables
+
+
+_DECK_TABLES: dict[
+    int, tuple[tuple[int, ...], dict[int | None, tuple[tuple[int, ...], ...]], list[int]]
+] = {}
+
+
+def _deck_tables(
+    deck: Deck,
+) -> tuple[tuple[int, ...], dict[int | None, tuple[tuple[int, ...], ...]], list[int]]:
+    """Per deck size: the suit of each card, trick keys by trump then led suit, the cards.
+
+    The card that takes a trick is the first one with the highest key: a trump scores
+    ``2 * size + card``, a card of the led suit ``size + card`` and any other card ``card``, so
+    that a later identical card (two decks) does not beat the first.
+    """
+    tables = _DECK_TABLES.get(deck.ranks)
+    if tables is None:
+        ranks, size = deck.ranks, deck.size
+        suit_of = tuple(card // ranks for card in range(size))
+        keys: dict[int | None, tuple[tuple[int, ...], ...]] = {}
+        for trump in (None, *range(deck.suits)):
+            keys[trump] = tuple(
+                tuple(
+                    card + (2 * size if s == trump else size if s == led else 0)
+                    for card, s in enumerate(suit_of)
+                )
+                for led in range(deck.suits)
+            )
+        tables = _DECK_TABLES[deck.ranks] = (suit_of, keys, list(range(size)))
+    return tables
+
+
+_SHUFFLE_STEPS: dict[int, tuple[tuple[int, int], ...]] = {}
+
+
+def _shuffle(rng: random.Random, cards: list[int]) -> None:
+    """``rng.shuffle(cards)``: the same draws in the same order, so the same result and state.
+
+    ``random.Random.shuffle`` swaps ``cards[i]`` with ``cards[_randbelow(i + 1)]`` for ``i``
+    from the top down, and ``_randbelow(n)`` draws ``getrandbits(n.bit_length())`` until the
+    draw is below ``n``; this does exactly that with the bit lengths looked up.
+    """
+    steps = _SHUFFLE_STEPS.get(len(cards))
+    if steps is None:
+        steps = _SHUFFLE_STEPS[len(cards)] = tuple(
+            (i, (i + 1).bit_length()) for i in reversed(range(1, len(cards)))
+        )
+    getrandbits = rng.getrandbits
+    for i, bits in steps:
+        j = getrandbits(bits)
+        while j > i:
+            j = getrandbits(bits)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+_new_random = random.Random.__new__
+_seed_random = _random.Random.seed
+
+
+def _seeded(seed: object) -> random.Random:
+    """``random.Random(seed)``, without seeding twice for an int (``Random()`` seeds in ``__new__``
+    from the OS and then again in ``__init__``)."""
+    if type(seed) is not int:
+        return random.Random(seed)
+    rng = _new_random(random.Random)
+    _seed_random(rng, seed)
+    rng.gauss_next = None
+    return rng
+
+
+# -- the event log
+#
+# Events are recorded as compact records on the hot path, ``(maker, ...)`` tuples whose
+# ``maker(names, record)`` returns the event dicts, and become dicts only when ``Game.events``
+# is first read; from then on every record becomes its dicts at once (``_EagerLog``), so a list
+# obtained from ``Game.events`` is always up to date. A record holds only values that never
+# change afterwards (copies, or lists the game has stopped using).
+
+
+def _ev_event(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+    return (record[1],)
+
+
+def _ev_play(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+    return ({"type": "play", "seat": record[1], "card": names[record[2]]},)
+
+
+def _ev_trick(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+    _, leader, trick, winner = record
+    return (
+        {"type": "trick", "leader": leader, "cards": [names[c] for c in trick], "winner": winner},
+    )
+
+
+def _ev_deal(names: Sequence[str], record: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """A ``round`` event and a private ``deal`` event per seat."""
+    _, round_event, hands = record
+    events = [round_event]
+    for seat, hand in enumerate(hands):
+        events.append({"type": "deal", "to": seat, "hand": [names[c] for c in hand]})
+    return events
+
+
+def _ev_hell_deal(names: Sequence[str], record: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The round of an Oh Hell deal, from the dealt deck as ``OhHellGame._deal`` reads it."""
+    _, number, size, dealer, trump_card, deck, first, n = record
+    hands = [sorted(deck[(s - first) % n : size * n : n]) for s in range(n)]
+    round_event = {
+        "type": "round",
+        "round": number,
+        "hand_size": size,
+        "dealer": dealer,
+        "trump_card": None if trump_card is None else names[trump_card],
+        "trump": None if trump_card is None else "CDHS"[trump_card // (len(names) // 4)],
+    }
+    return _ev_deal(names, (None, round_event, hands))
+
+
+def _ev_bid(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+    return ({"type": "bid", "seat": record[1], "bid": record[2]},)
+
+
+def _ev_hell_score(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+    _, number, bids, tricks, points, totals = record
+    return (
+        {
+            "type": "score",
+            "round": number,
+            "bids": list(bids),
+            "tricks": list(tricks),
+            "points": list(points),
+            "totals": list(totals),
+        },
+    )
+
+
+def _ev_game_over(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+    totals = record[1]
+    return (
+        {"type": "game_over", "totals": list(totals), "ranks": list(competition_ranks(totals))},
+    )
+
+
+class _EagerLog:
+    """The log once ``Game.events`` has been read: each record becomes its event dicts at once."""
+
+    __slots__ = ("events", "names")
+
+    def __init__(self, events: list[dict[str, Any]], names: Sequence[str]) -> None:
+        self.events = events
+        self.names = names
+
+    def append(self, record: tuple[Any, ...]) -> None:
+        self.events.extend(record[0](self.names, record))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is _EagerLog and self.events == other.events and self.names == other.names
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class Game:
@@ -245,7 +430,7 @@ class Game:
         self.rules = rules
         self.players = players
         self.seed = seed
-        self.rng = random.Random(seed)
+        self.rng = _seeded(seed)
         self._stacked = [list(order) for order in stacked_decks]
         #: keyword arguments that changed the table (``stacked_decks``, and for Oh Hell
         #: ``ranks``, ``hand_sizes``, ``first_dealer``, ``trump_on_last_hand``): a replay
@@ -253,28 +438,53 @@ class Game:
         self.table: dict[str, Any] = (
             {"stacked_decks": [list(order) for order in self._stacked]} if self._stacked else {}
         )
-        self.events: list[dict[str, Any]] = []
+        self._events: list[dict[str, Any]] = []
+        self._log: list[tuple[Any, ...]] | _EagerLog = []
         self.moves: list[tuple[int, str, Any]] = []
         self.scores = [0] * players
-        self.phase = Phase.BID
+        self.phase = _BID
+        #: whether the game is over (phase OVER), kept in step with ``phase``
+        self.is_over = False
         self.to_act: tuple[int, ...] = ()
         self.round = 0
         self.hand_size = 0
-        self.hands: list[list[int]] = [[] for _ in range(players)]
+        self.hands: list[list[int]] = []
         self.trump: int | None = None
         self.leader = 0
         self.trick: list[int] = []
-        self.trick_seats: list[int] = []
         self.tricks_won = [0] * players
         self.bids: list[int | None] = [None] * players
-        self._names = self.deck.names
-        self._ranks = self.deck.ranks
+        deck = self.deck
+        self._names = deck.names
+        self._ranks = deck.ranks
+        self._suit_of, self._trick_keys, self._cards = _deck_tables(deck)
+        self._solo, self._next, self._everyone = _seat_tables(players)
+        self._dedupe = tuple if self.copies == 1 else _unique
 
     # -- introspection
 
     @property
-    def is_over(self) -> bool:
-        return self.phase is Phase.OVER
+    def events(self) -> list[dict[str, Any]]:
+        """Every event so far, in order; the same list, kept up to date, on every read."""
+        log = self._log
+        if type(log) is list:
+            events = self._events
+            names = self._names
+            for record in log:
+                events.extend(record[0](names, record))
+            self._log = _EagerLog(events, names)
+        return self._events
+
+    @events.setter
+    def events(self, events: list[dict[str, Any]]) -> None:
+        self._events = events
+        self._log = _EagerLog(events, self._names)
+
+    @property
+    def trick_seats(self) -> list[int]:
+        """The seats that played the cards of the current trick, in order."""
+        n = self.players
+        return [(self.leader + i) % n for i in range(len(self.trick))]
 
     def describe(self) -> str:
         return (
@@ -286,7 +496,7 @@ class Game:
         return self._names[card]
 
     def result(self) -> GameResult:
-        if self.phase is not Phase.OVER:
+        if self.phase is not _OVER:
             raise RulesError(f"the game is not over [{self.describe()}]")
         totals = tuple(self.scores)
         return GameResult(totals, competition_ranks(totals))
@@ -295,13 +505,30 @@ class Game:
 
     def legal_moves(self, seat: int) -> Sequence[Any] | Iterable[Any]:
         """What ``seat`` may choose now (empty when it owes no decision)."""
+        phase = self.phase
+        if phase is _PLAY:
+            if seat not in self.to_act:
+                return ()
+            hand = self.hands[seat]
+            trick = self.trick
+            if not trick:
+                return self._dedupe(hand)
+            suit_of = self._suit_of
+            led = suit_of[trick[0]]
+            follow = [c for c in hand if suit_of[c] == led]
+            if follow:
+                return self._dedupe(follow)
+            trump = self.trump
+            if trump is not None and self._must_trump:
+                trumps = [c for c in hand if suit_of[c] == trump]
+                if trumps:
+                    return self._dedupe(trumps)
+            return self._dedupe(hand)
         if seat not in self.to_act:
             return ()
-        if self.phase is Phase.PLAY:
-            return self._legal_plays(seat)
-        if self.phase is Phase.BID:
+        if phase is _BID:
             return self._legal_bids(seat)
-        if self.phase is Phase.PASS:
+        if phase is _PASS:
             return self._legal_passes(seat)
         return ()
 
@@ -320,17 +547,21 @@ class Game:
             trick = self.trick
             if move in hand and (
                 not trick
-                or move // self._ranks == trick[0] // self._ranks
+                or self._suit_of[move] == self._suit_of[trick[0]]
                 or self._may_play(hand, move)
             ):
                 self.moves.append((seat, "play", move))
-                self._play(seat, move)
+                hand.remove(move)
+                trick.append(move)
+                self._log.append((_ev_play, seat, move))
+                if len(trick) < self.players:
+                    self.to_act = self._next[seat]
+                else:
+                    self._take_trick()
                 return
         kind = self._check(seat, move)
-        if kind == "play":
-            self.moves.append((seat, kind, move))
-            self._play(seat, move)
-        elif kind == "bid":
+        # a legal play always takes the branch above
+        if kind == "bid":
             self.moves.append((seat, kind, move))
             self._bid(seat, move)
         else:
@@ -377,80 +608,46 @@ class Game:
     # -- tricks (shared)
 
     def _legal_plays(self, seat: int) -> tuple[int, ...]:
-        hand = self.hands[seat]
-        # with one copy of each card a hand holds no duplicates to drop
-        unique = tuple if self.copies == 1 else _unique
-        if not self.trick:
-            return unique(hand)
-        ranks = self._ranks
-        led = self.trick[0] // ranks
-        follow = unique([c for c in hand if c // ranks == led])
-        if follow:
-            return follow
-        if self.trump is not None and self._must_trump:
-            trumps = unique([c for c in hand if c // ranks == self.trump])
-            if trumps:
-                return trumps
-        return unique(hand)
+        return self.legal_moves(seat) if self.phase is _PLAY else ()  # type: ignore[return-value]
 
     def _may_play(self, hand: list[int], card: int) -> bool:
         """Whether ``card``, from ``hand``, may go to the current (started) trick."""
-        ranks = self._ranks
-        suit = card // ranks
-        led = self.trick[0] // ranks
+        suit_of = self._suit_of
+        suit = suit_of[card]
+        led = suit_of[self.trick[0]]
         if suit == led:
             return True
         for c in hand:
-            if c // ranks == led:
+            if suit_of[c] == led:
                 return False
         trump = self.trump
         if trump is None or not self._must_trump or suit == trump:
             return True
-        return all(c // ranks != trump for c in hand)
+        return all(suit_of[c] != trump for c in hand)
 
     _must_trump = False
     #: copies of each card in play (two for Oh-Seven with 5 or more players)
     copies = 1
 
-    def _play(self, seat: int, card: int) -> None:
-        self.hands[seat].remove(card)
+    def _take_trick(self) -> None:
+        """Score the complete current trick and lead the next one (or end the round)."""
         trick = self.trick
-        trick.append(card)
-        self.trick_seats.append(seat)
-        names = self._names
-        self.events.append({"type": "play", "seat": seat, "card": names[card]})
-        n = self.players
-        if len(trick) < n:
-            self.to_act = ((seat + 1) % n,)
-            return
-        ranks = self._ranks
-        trump = self.trump
-        best = trick[0]
-        best_suit = best // ranks
-        best_i = 0
-        for i in range(1, n):
-            card = trick[i]
-            suit = card // ranks
-            # a later identical card (two decks) does not beat the first: strictly higher
-            if (suit == best_suit and card > best) or (suit == trump and best_suit != trump):
-                best, best_suit, best_i = card, suit, i
-        winner = self.trick_seats[best_i]
+        # the first card with the highest key takes the trick (see ``_deck_tables``)
+        keys = self._trick_keys[self.trump][self._suit_of[trick[0]]]
+        leader = self.leader
+        winner = (leader + trick.index(max(trick, key=keys.__getitem__))) % self.players
         self.tricks_won[winner] += 1
-        self.events.append(
-            {
-                "type": "trick",
-                "leader": self.leader,
-                "cards": [names[c] for c in trick],
-                "winner": winner,
-            }
-        )
+        self._log.append((_ev_trick, leader, trick, winner))
         self.trick = []
-        self.trick_seats = []
         self.leader = winner
         if self.hands[winner]:
-            self.to_act = (winner,)
+            self.to_act = self._solo[winner]
         else:
             self._end_round()
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        """Record an event that is already a dict."""
+        self._log.append((_ev_event, event))
 
     def _canonical_moves(self) -> None:
         """Record a complete simultaneous set in seat order, whatever order it arrived in."""
@@ -463,16 +660,14 @@ class Game:
             if sorted(order) != sorted(cards):
                 raise InvalidRulesError("a stacked deck must hold exactly the cards of the deck")
             return order
-        self.rng.shuffle(cards)
+        _shuffle(self.rng, cards)
         return cards
 
     def _finish(self) -> None:
-        self.phase = Phase.OVER
+        self.phase = _OVER
+        self.is_over = True
         self.to_act = ()
-        result = self.result()
-        self.events.append(
-            {"type": "game_over", "totals": list(result.totals), "ranks": list(result.ranks)}
-        )
+        self._log.append((_ev_game_over, tuple(self.scores)))
 
     # -- ruleset hooks
     def _legal_bids(self, seat: int) -> Sequence[Any]:
@@ -521,6 +716,7 @@ class OhSevenGame(Game):
             raise InvalidRulesError(f"rules for {rules.game} cannot play {OH_SEVEN}")
         super().__init__(rules, players, seed, stacked_decks=stacked_decks)
         self.copies = 1 if players <= 4 else 2
+        self._dedupe = tuple if self.copies == 1 else _unique
         self.rounds = OH_SEVEN_ROUNDS
         self.hand_size = OH_SEVEN_HAND
         self._passing = bool(rules["passing"])
@@ -545,20 +741,19 @@ class OhSevenGame(Game):
         self.trump = None
         self.tricks_won = [0] * n
         self.bids = [None] * n
-        self.events.append(
-            {"type": "round", "round": self.round, "deal": self.deal_number, "hand_size": 7}
-        )
-        names = self._names
-        for seat in range(n):
-            self.events.append(
-                {"type": "deal", "to": seat, "hand": [names[c] for c in self.hands[seat]]}
-            )
+        round_event = {
+            "type": "round",
+            "round": self.round,
+            "deal": self.deal_number,
+            "hand_size": 7,
+        }
+        self._log.append((_ev_deal, round_event, tuple(map(tuple, self.hands))))
         count, _ = PASS_SCHEDULE[self.round]
-        self.phase = Phase.PASS if self._passing and count else Phase.BID
-        self.to_act = tuple(range(n))
+        self.phase = _PASS if self._passing and count else _BID
+        self.to_act = self._everyone
 
     def pass_count(self) -> int:
-        return PASS_SCHEDULE[self.round][0] if self.phase is Phase.PASS else 0
+        return PASS_SCHEDULE[self.round][0] if self.phase is _PASS else 0
 
     def pass_target(self, seat: int) -> int:
         return (seat + PASS_SCHEDULE[self.round][1]) % self.players
@@ -607,15 +802,13 @@ class OhSevenGame(Game):
             receiver = self.pass_target(giver)
             self.hands[receiver].extend(given)
             shown = [names[c] for c in given]
-            self.events.append(
-                {"type": "passed", "to": giver, "receiver": receiver, "cards": shown}
-            )
-            self.events.append({"type": "received", "to": receiver, "giver": giver, "cards": shown})
+            self._emit({"type": "passed", "to": giver, "receiver": receiver, "cards": shown})
+            self._emit({"type": "received", "to": receiver, "giver": giver, "cards": shown})
         for hand in self.hands:
             hand.sort()
         self.pending = {}
-        self.phase = Phase.BID
-        self.to_act = tuple(range(self.players))
+        self.phase = _BID
+        self.to_act = self._everyone
 
     # -- bidding
 
@@ -664,7 +857,7 @@ class OhSevenGame(Game):
                 self.bonus[s] += 1
                 self.scores[s] += 1
         self.attempt += 1
-        self.events.append(
+        self._emit(
             {
                 "type": "bids",
                 "attempt": self.attempt,
@@ -680,18 +873,18 @@ class OhSevenGame(Game):
                 self.used_bids[s].append(cards[s])
             if self.attempt >= OH_SEVEN_MAX_ATTEMPTS:
                 self.deal_number += 1
-                self.events.append({"type": "redeal", "round": self.round})
+                self._emit({"type": "redeal", "round": self.round})
                 self._deal()
             else:
-                self.to_act = tuple(range(n))
+                self.to_act = self._everyone
             return
         self.bids = list(ranks)
         self.top_seat = top_seats[0]
         self.trump = cards[self.top_seat] // 8
         self.leader = self.top_seat
-        self.events.append({"type": "trump", "suit": "CDHS"[self.trump], "leader": self.leader})
-        self.phase = Phase.PLAY
-        self.to_act = (self.leader,)
+        self._emit({"type": "trump", "suit": "CDHS"[self.trump], "leader": self.leader})
+        self.phase = _PLAY
+        self.to_act = self._solo[self.leader]
 
     # -- scoring
 
@@ -703,7 +896,7 @@ class OhSevenGame(Game):
             points.append(bid + 2 if bid == won else -abs(bid - won))
         for s in range(self.players):
             self.scores[s] += points[s]
-        self.events.append(
+        self._emit(
             {
                 "type": "score",
                 "round": self.round,
@@ -743,6 +936,33 @@ def _oh_hell_deck(ranks: int) -> Deck:
     return deck
 
 
+#: id(rules) -> (rules, its Oh Hell options as read by the engine); holding the rules keeps
+#: the id from being reused while the entry lives.
+_HELL_OPTIONS: dict[int, tuple[Rules, tuple[bool, bool, bool, bool, bool, str]]] = {}
+
+
+def _hell_options(rules: Rules) -> tuple[bool, bool, bool, bool, bool, str]:
+    """``must_trump``, ``hook``, ``simultaneous_bids``, ``miss_scores_tricks``,
+    ``zero_bid_bonus`` and ``hand_order`` of ``rules``, looked up once per rules object."""
+    entry = _HELL_OPTIONS.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        if len(_HELL_OPTIONS) >= 256:
+            _HELL_OPTIONS.clear()
+        values = rules.as_dict()
+        entry = _HELL_OPTIONS[id(rules)] = (
+            rules,
+            (
+                bool(values["must_trump"]),
+                bool(values["hook"]),
+                bool(values["simultaneous_bids"]),
+                bool(values["miss_scores_tricks"]),
+                bool(values["zero_bid_bonus"]),
+                values["hand_order"],
+            ),
+        )
+    return entry[1]
+
+
 class OhHellGame(Game):
     """Oh Hell: hands of 1, 2, 3, ... cards, a turned-up trump, and bids of a number of tricks.
 
@@ -763,14 +983,23 @@ class OhHellGame(Game):
         first_dealer: int | None = None,
         trump_on_last_hand: bool = False,
     ) -> None:
-        self.deck = _oh_hell_deck(ranks)
+        self.deck = deck = _oh_hell_deck(ranks)
         rules = options if isinstance(options, Rules) else Rules.make(OH_HELL, options)
         if rules.game != OH_HELL:
             raise InvalidRulesError(f"rules for {rules.game} cannot play {OH_HELL}")
         super().__init__(rules, players, seed, stacked_decks=stacked_decks)
-        sizes = tuple(hand_sizes or oh_hell_hand_sizes(players, rules["hand_order"]))
-        if any(type(k) is not int or not k >= 1 or k * players > self.deck.size for k in sizes):
-            raise InvalidRulesError(f"hand sizes {sizes} do not fit {players} players")
+        (
+            self._must_trump,
+            self._hook,
+            self._simultaneous,
+            self._miss_scores,
+            self._zero_bonus,
+            order,
+        ) = _hell_options(rules)
+        sizes = tuple(hand_sizes or oh_hell_hand_sizes(players, order))
+        for k in sizes:
+            if type(k) is not int or not k >= 1 or k * players > deck.size:
+                raise InvalidRulesError(f"hand sizes {sizes} do not fit {players} players")
         if first_dealer is not None and (
             type(first_dealer) is not int or not 0 <= first_dealer < players
         ):
@@ -785,11 +1014,6 @@ class OhHellGame(Game):
             self.table["trump_on_last_hand"] = True
         self.hand_sizes = sizes
         self.rounds = len(sizes)
-        self._must_trump = bool(rules["must_trump"])
-        self._hook = bool(rules["hook"])
-        self._simultaneous = bool(rules["simultaneous_bids"])
-        self._miss_scores = bool(rules["miss_scores_tricks"])
-        self._zero_bonus = bool(rules["zero_bid_bonus"])
         self._trump_on_last = trump_on_last_hand
         self.dealer = self.rng.randrange(players) if first_dealer is None else first_dealer
         self.trump_card: int | None = None
@@ -799,44 +1023,32 @@ class OhHellGame(Game):
         n = self.players
         k = self.hand_sizes[self.round]
         self.hand_size = k
-        deck = self._shuffled(list(range(self.deck.size)))
+        deck = self._shuffled(self._cards[:])
         first = (self.dealer + 1) % n
+        dealt = k * n
         # card i goes to seat (first + i) % n
-        self.hands = [sorted(deck[(s - first) % n : k * n : n]) for s in range(n)]
-        last = self.round == self.rounds - 1
-        if k * n < len(deck) and (not last or self._trump_on_last):
-            self.trump_card = deck[k * n]
-            self.trump = self.trump_card // self._ranks
+        self.hands = [sorted(deck[(s - first) % n : dealt : n]) for s in range(n)]
+        if dealt < len(deck) and (self.round != self.rounds - 1 or self._trump_on_last):
+            self.trump_card = deck[dealt]
+            self.trump = self._suit_of[deck[dealt]]
         else:
             self.trump_card = None
             self.trump = None
         self.tricks_won = [0] * n
         self.bids = [None] * n
         self.leader = first
-        names = self._names
-        self.events.append(
-            {
-                "type": "round",
-                "round": self.round,
-                "hand_size": k,
-                "dealer": self.dealer,
-                "trump_card": None if self.trump_card is None else names[self.trump_card],
-                "trump": None if self.trump is None else "CDHS"[self.trump],
-            }
+        self._log.append(
+            (_ev_hell_deal, self.round, k, self.dealer, self.trump_card, deck, first, n)
         )
-        for seat in range(n):
-            self.events.append(
-                {"type": "deal", "to": seat, "hand": [names[c] for c in self.hands[seat]]}
-            )
         self.phase = _BID
-        self.to_act = tuple(range(n)) if self._simultaneous else (first,)
+        self.to_act = self._everyone if self._simultaneous else self._solo[first]
 
     def _legal_bids(self, seat: int) -> tuple[int, ...]:
         k = self.hand_size
         if self._hook and seat == self.dealer:
             forbidden = k - sum(b for b in self.bids if b is not None)
             return tuple(b for b in range(k + 1) if b != forbidden)
-        return tuple(range(k + 1))
+        return _BID_RANGE[k] if k < len(_BID_RANGE) else tuple(range(k + 1))
 
     def _check_bid(self, seat: int, move: Any) -> None:
         if type(move) is not int:
@@ -861,41 +1073,42 @@ class OhHellGame(Game):
 
     def _bid(self, seat: int, bid: int) -> None:
         self.bids[seat] = bid
-        n = self.players
         if self._simultaneous:
             self.to_act = tuple(s for s in self.to_act if s != seat)
             if self.to_act:
                 return
             self._canonical_moves()
-            self.events.append({"type": "bids", "bids": list(self.bids)})
+            self._emit({"type": "bids", "bids": list(self.bids)})
         else:
-            self.events.append({"type": "bid", "seat": seat, "bid": bid})
+            self._log.append((_ev_bid, seat, bid))
             if seat != self.dealer:
-                self.to_act = ((seat + 1) % n,)
+                self.to_act = self._next[seat]
                 return
         self.phase = _PLAY
-        self.to_act = (self.leader,)
+        self.to_act = self._solo[self.leader]
 
     def _end_round(self) -> None:
         points = []
         k = self.hand_size
-        for s in range(self.players):
-            bid, won = self.bids[s], self.tricks_won[s]
+        zero_bonus = self._zero_bonus
+        miss_scores = self._miss_scores
+        for bid, won in zip(self.bids, self.tricks_won, strict=True):
             if bid == won:
-                points.append(5 + k if bid == 0 and self._zero_bonus else 10 + won)
+                points.append(5 + k if bid == 0 and zero_bonus else 10 + won)
             else:
-                points.append(won if self._miss_scores else 0)
+                points.append(won if miss_scores else 0)
+        scores = self.scores
         for s in range(self.players):
-            self.scores[s] += points[s]
-        self.events.append(
-            {
-                "type": "score",
-                "round": self.round,
-                "bids": list(self.bids),
-                "tricks": list(self.tricks_won),
-                "points": points,
-                "totals": list(self.scores),
-            }
+            scores[s] += points[s]
+        self._log.append(
+            (
+                _ev_hell_score,
+                self.round,
+                tuple(self.bids),
+                tuple(self.tricks_won),
+                points,
+                tuple(scores),
+            )
         )
         self.round += 1
         self.dealer = (self.dealer + 1) % self.players
@@ -995,7 +1208,9 @@ def position_game(
     counts = Counter(cards)
     if max(counts.values()) > copies:
         raise bad(f"a card appears more than {copies} time(s)")
-    game.events = []
+    # a fresh log: nothing has read the events of the deal the position replaces
+    game._events = []
+    game._log = []
     game.moves = []
     game.scores = [0] * n
     game.round = 0
@@ -1005,9 +1220,8 @@ def position_game(
     game.trump = trump
     game.leader = leader
     game.trick = list(trick)
-    game.trick_seats = [(leader + i) % n for i in range(len(trick))]
     game.tricks_won = list(tricks_won)
     game.bids = list(bids)
-    game.phase = Phase.PLAY
+    game.phase = _PLAY
     game.to_act = ((leader + len(trick)) % n,)
     return game
