@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -71,7 +72,7 @@ bots:
     file: heuristic_bot.py
   - name: montecarlo
     file: montecarlo_bot.py
-    args: [--budget, "0.1"]
+    args: [--samples, "60"]
 schedule:
   type: round-robin
   repeats: 1
@@ -666,7 +667,14 @@ def example_bots_dir() -> Path:
 
 
 def demo_config(output_base: str | os.PathLike[str] = ".") -> TourneyConfig:
-    """The embedded quickstart, its bots taken from the installed example bots."""
+    """The embedded quickstart, its bots taken from the installed example bots.
+
+    The example bots are ours, so the demo runs them in the bubblewrap sandbox where it is
+    installed and, as an explicit choice made here, unsandboxed where it is not.
+    """
+    text = DEMO_CONFIG
+    if shutil.which("bwrap") is not None:
+        text = text.replace("mode: unsandboxed", "mode: bwrap")
     return load_config_text(
-        DEMO_CONFIG, source="<demo>", base_dir=example_bots_dir(), output_base=output_base
+        text, source="<demo>", base_dir=example_bots_dir(), output_base=output_base
     )

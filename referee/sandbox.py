@@ -199,6 +199,44 @@ class _UidLease:
             self._fd = None
 
 
+def _check_access(name: str, uid: int, command: Sequence[str], bot_dir: str | None) -> None:
+    """Unsandboxed, as root: can ``uid`` reach the bot's program, script and folder?
+
+    Without this, a bot under a private folder (``/root``, a 0700 temporary directory) exits
+    at once and the organiser only sees ``no_start``; with it, the fault says why.
+    """
+    # the program itself is left to exec (which reports its own failure in the bot's log):
+    # what it must read (a script, the bot's folder) is what a private folder hides
+    paths = [path for path in command[1:] if os.path.isabs(path) and os.path.exists(path)]
+    if bot_dir is not None:
+        paths.append(bot_dir)
+    if not paths:
+        return
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child drops to the bot's uid and reports what it cannot reach
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            denied = [path for path in paths if not os.access(path, os.R_OK)]
+            os.write(write, "\n".join(denied).encode()[:4000])
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        denied = pipe.read().decode()
+    os.waitpid(pid, 0)
+    if denied:
+        raise BotStartError(
+            errno.EACCES,
+            f"bot {name!r}: its unprivileged uid {uid} cannot read {denied.splitlines()[0]} "
+            "(unsandboxed bots never run as root: make the bot's files and interpreter "
+            "readable by every user, e.g. outside /root, or use the bwrap sandbox mode)",
+        )
+
+
 def _lease_uid(config: SandboxConfig) -> _UidLease | None:
     """The uid for a new bot: ``None`` when the referee is not root (the bot keeps our uid)."""
     if not _is_root():
@@ -613,6 +651,8 @@ class BotProcess:
             argv = self._bwrap_argv(command, info_write, seccomp_fd)
             cwd = None
         else:
+            if self.uid is not None:
+                _check_access(self.name, self.uid, command, self.bot_dir)
             argv = self._prlimit_argv() + self._setpriv_argv() + command
             cwd = self.bot_dir or scratch
         try:

@@ -38,7 +38,7 @@ from .config import ConfigError, TourneyConfig, demo_config, is_cluster_address,
 from .ratings import Ratings
 from .records import GameRecord, MatchResult, MatchSpec
 from .schedule import ScheduledMatch, build_schedule
-from .store import DB_NAME, Store, StoreError, aggregate
+from .store import DB_NAME, Store, StoredGame, StoreError
 
 __all__ = [
     "configure",
@@ -198,9 +198,11 @@ class Leaderboard:
     every finished game in canonical order.
     """
 
-    def __init__(self, config: TourneyConfig, total_games: int) -> None:
+    def __init__(self, config: TourneyConfig, total_games: int, matches_total: int = 0) -> None:
         self.config = config
         self.total_games = total_games
+        self.matches_total = matches_total
+        self.matches_done = 0
         self.prefix = self._fresh()
         self.prefix_end = 0  # canonical index of the first game not in the prefix
         self.games: dict[int, GameRecord] = {}
@@ -229,48 +231,26 @@ class Leaderboard:
         return ratings
 
     def document(self) -> dict[str, Any]:
-        """The content of ``leaderboard.json``: deterministic, no clock."""
-        ratings = self.ratings()
-        aggregates = aggregate(
-            (self.games[index] for index in sorted(self.games)), self.config.bot_names
+        """The content of ``leaderboard.json`` (``publish.leaderboard``, the schema of
+        docs/LEADERBOARD.md), from the games in memory: deterministic, no clock."""
+        from .publish import Tournament, leaderboard
+
+        config = self.config
+        tournament = Tournament(
+            name=config.name,
+            game=config.game,
+            seed=config.seed,
+            config=config.document,
+            bots=config.bot_names,
+            games=tuple(StoredGame(index, -1, self.games[index]) for index in sorted(self.games)),
+            matches_done=self.matches_done,
+            matches_total=self.matches_total,
+            games_total=self.total_games,
+            digest=config.digest,
+            draw_probability=config.ratings.draw_probability,
+            fault_ranks_last=config.ratings.fault_ranks_last,
         )
-        bots = []
-        for rank, row in enumerate(ratings.table(), start=1):
-            agg = aggregates[row.name]
-            bots.append(
-                {
-                    "rank": rank,
-                    "name": row.name,
-                    "mu": round(row.mu, 6),
-                    "sigma": round(row.sigma, 6),
-                    "score": round(row.score, 6),
-                    "games": agg.games,
-                    "points": agg.points,
-                    "points_per_game": _round(agg.points_per_game),
-                    "points_per_round": _round(agg.points_per_round),
-                    "wins": agg.wins,
-                    "win_rate": _round(agg.wins / agg.games if agg.games else None),
-                    "ranks": {str(rank): count for rank, count in agg.ranks},
-                    "faults": dict(agg.faults),
-                    "faulted_games": agg.faulted_games,
-                    **{key: _round(value) for key, value in agg.rates().items()},
-                }
-            )
-        return {
-            "tournament": self.config.name,
-            "game": self.config.game,
-            "rules": self.config.rules.as_dict(),
-            "config_digest": self.config.digest,
-            "games_played": len(self.games),
-            "games_total": self.total_games,
-            "complete": len(self.games) == self.total_games,
-            "rating": "trueskill, score = mu - 3 sigma, games in canonical order",
-            "bots": bots,
-        }
-
-
-def _round(value: float | None, digits: int = 4) -> float | None:
-    return None if value is None else round(value, digits)
+        return leaderboard(tournament, self.ratings())
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -431,11 +411,15 @@ def run_tournament(
             pending = store.unfinished_matches()
             for index in pending:  # a match cut short is played again from its start
                 store.start_match(index)
-            board = Leaderboard(config, total_games)
+            board = Leaderboard(config, total_games, len(schedule))
+            board.matches_done = sum(
+                1 for status in store.match_status().values() if status == "done"
+            )
             for stored in store.games():
                 board.add(stored.canonical_index, stored.record)
             write_json_atomic(output / LEADERBOARD_NAME, board.document())
             if not pending:
+                publish_site(output, _warn)
                 return TourneyOutcome(
                     len(schedule),
                     total_games,
@@ -465,6 +449,7 @@ def run_tournament(
             )
             document = board.document()
             write_json_atomic(output / LEADERBOARD_NAME, document)
+            publish_site(output, _warn)
             return TourneyOutcome(
                 len(schedule),
                 total_games,
@@ -480,6 +465,20 @@ def run_tournament(
             )
 
 
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def publish_site(output: Path, warn: Callable[[str], None]) -> None:
+    """Rebuild the static site and leaderboard files; a failure is a warning, not the end."""
+    from .publish import publish
+
+    try:
+        publish(output)
+    except Exception as error:  # noqa: BLE001 - the tournament must go on
+        warn(f"warning: could not publish the site: {type(error).__name__}: {error}")
+
+
 def _play(
     config: TourneyConfig,
     store: Store,
@@ -492,6 +491,7 @@ def _play(
     replay_dir: str | None,
     quiet: bool,
     board_interval: float,
+    site_interval: float = 30.0,
     cluster: str | None = None,
 ) -> tuple[int, bool]:
     by_index = {match.index: match for match in matches}
@@ -509,7 +509,8 @@ def _play(
     for match in matches:
         pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
     pool.close_input()
-    last_board = 0.0
+    last_board = board_cost = site_cost = 0.0
+    last_site = time.monotonic()
     display = _Display(config, board.total_games, len(board.games), quiet)
 
     def write(index: int, record: GameRecord) -> None:
@@ -541,6 +542,7 @@ def _play(
                     for record in games:
                         write(index, record)
                     store.finish_match(index, logs)
+                    board.matches_done += 1
                     outstanding.discard(index)
                 elif kind == "failed":  # on a cluster: the match kept killing its workers
                     store.fail_match(index, payload)
@@ -553,11 +555,17 @@ def _play(
                         f"{payload}"
                     )
                 now = time.monotonic()
-                if now - last_board >= board_interval or not outstanding:
-                    last_board = now
+                # the board costs O(games): never spend more than a tenth of the time on it
+                if now - last_board >= max(board_interval, 10 * board_cost) or not outstanding:
                     document = board.document()
                     write_json_atomic(output / LEADERBOARD_NAME, document)
                     display.board(document)
+                    last_board = time.monotonic()
+                    board_cost = last_board - now
+                if now - last_site >= max(site_interval, 10 * site_cost) and outstanding:
+                    publish_site(output, display.message)
+                    last_site = time.monotonic()
+                    site_cost = last_site - now
     except KeyboardInterrupt:
         pool.stop()
         return played, True
@@ -621,6 +629,12 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(error, file=sys.stderr)
         return 2
+    if not args.config and config.sandbox.mode == "unsandboxed":
+        print(
+            "note: bubblewrap (bwrap) is not installed, so the demo runs the example bots "
+            "unsandboxed; see SECURITY.md",
+            file=sys.stderr,
+        )
     if args.workers is not None and args.workers < 1:
         print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
         return 2

@@ -460,6 +460,26 @@ class TestUnsandboxed:
         assert results(bot, "write_failed") == ["2 EFBIG"], bot.log()
 
 
+    @pytest.mark.skipif(not IS_ROOT, reason="bots run under another uid only when we are root")
+    def test_unreadable_bot_is_refused_with_the_reason(self, tmp_path, dirs):
+        """A bot file its unprivileged uid cannot read: a clear start error, not a silent exit."""
+        private = tmp_path / "private"
+        private.mkdir(mode=0o700)
+        script = private / "bot.py"
+        script.write_text("print('hello')\n")
+        bot = BotProcess(
+            [sys.executable, str(script)],
+            name="hidden",
+            bot_dir=None,
+            socket_dir=dirs["sock"],
+            env={},
+            config=UNSANDBOXED,
+        )
+        with pytest.raises(BotStartError, match="cannot read .*private"):
+            bot.start()
+        bot.kill()
+
+
 class TestLogBuffer:
     @given(st.lists(st.binary(max_size=300), max_size=40), st.integers(1, 500))
     def test_bounded_head_and_tail(self, chunks, limit):

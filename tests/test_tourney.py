@@ -158,6 +158,17 @@ class TestWorkers:
         expected = {row.name: round(row.mu, 6) for row in ratings.table()}
         assert {bot["name"]: bot["mu"] for bot in outcome.leaderboard["bots"]} == expected
 
+    def test_run_publishes_the_site_with_the_same_leaderboard(self, tmp_path: Path) -> None:
+        """The finished run leaves the static site and a versioned leaderboard.json behind."""
+        config = load_config(write_tournament(tmp_path, size=2))
+        outcome = run_tournament(config, workers=1)
+        output = Path(config.output)
+        for name in ("index.html", "leaderboard.csv", "leaderboard.md", "games.html"):
+            assert (output / name).is_file(), name
+        document = board(output)
+        assert document["format"] == "ohseven-leaderboard" and document["version"] == 1
+        assert document == outcome.leaderboard
+
     def test_rerun_of_a_finished_tournament_plays_nothing(self, tmp_path: Path) -> None:
         """A second run of a finished tournament plays no game and keeps the leaderboard."""
         config = load_config(write_tournament(tmp_path, size=4))
@@ -207,12 +218,15 @@ class TestResume:
 
     def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(self, tmp_path: Path) -> None:
         """SIGINT: exit 130, a consistent database, a resume hint; the rerun completes."""
-        config = write_tournament(tmp_path, games=3)
+        config = write_tournament(tmp_path, games=40)
         process = referee(str(config), "--workers", "2", "--quiet")
-        time.sleep(2.0)
+        deadline = time.monotonic() + 60
+        while stored_games(tmp_path / "out") == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)  # interrupt once the run is under way, not before it starts
         process.send_signal(signal.SIGINT)
         code, _, err = finish(process, timeout=60)
         assert code == 130, err
+        assert 0 < stored_games(tmp_path / "out") < board(tmp_path / "out")["games_total"]
         assert "Resume with: ohseven-referee tourney" in err
         with Store.open(tmp_path / "out", create=False) as store:
             statuses = set(store.match_status().values())
