@@ -17,6 +17,7 @@ import _random
 import enum
 import itertools
 import random
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -251,34 +252,45 @@ def _seat_tables(
     return tables
 
 
-_DECK_TABLES: dict[
-    int, tuple[tuple[int, ...], dict[int | None, tuple[tuple[int, ...], ...]], list[int]]
-] = {}
+class _DeckTables:
+    """Tables for every deck of one size, built once: see :func:`_deck_tables`."""
 
+    __slots__ = ("suit_of", "suit_start", "trick_keys", "cards")
 
-def _deck_tables(
-    deck: Deck,
-) -> tuple[tuple[int, ...], dict[int | None, tuple[tuple[int, ...], ...]], list[int]]:
-    """Per deck size: the suit of each card, trick keys by trump then led suit, the cards.
-
-    The card that takes a trick is the first one with the highest key: a trump scores
-    ``2 * size + card``, a card of the led suit ``size + card`` and any other card ``card``, so
-    that a later identical card (two decks) does not beat the first.
-    """
-    tables = _DECK_TABLES.get(deck.ranks)
-    if tables is None:
+    def __init__(self, deck: Deck) -> None:
         ranks, size = deck.ranks, deck.size
-        suit_of = tuple(card // ranks for card in range(size))
-        keys: dict[int | None, tuple[tuple[int, ...], ...]] = {}
-        for trump in (None, *range(deck.suits)):
-            keys[trump] = tuple(
+        #: the suit of each card
+        self.suit_of = tuple(card // ranks for card in range(size))
+        #: the first card of each suit, and the deck size: suit ``s`` is
+        #: ``range(suit_start[s], suit_start[s + 1])``
+        self.suit_start = tuple(suit * ranks for suit in range(deck.suits + 1))
+        #: trick keys by trump (or None) then led suit: the first card of a trick with the
+        #: highest key takes it. A trump scores ``2 * size + card``, a card of the led suit
+        #: ``size + card`` and any other card ``card``; a later identical card (two decks)
+        #: does not beat the first.
+        self.trick_keys = {
+            trump: tuple(
                 tuple(
-                    card + (2 * size if s == trump else size if s == led else 0)
-                    for card, s in enumerate(suit_of)
+                    card + (2 * size if suit == trump else size if suit == led else 0)
+                    for card, suit in enumerate(self.suit_of)
                 )
                 for led in range(deck.suits)
             )
-        tables = _DECK_TABLES[deck.ranks] = (suit_of, keys, list(range(size)))
+            for trump in (None, *range(deck.suits))
+        }
+        #: the cards in order, to copy and shuffle
+        self.cards = list(range(size))
+
+
+_DECK_TABLES: dict[tuple[int, int], _DeckTables] = {}
+
+
+def _deck_tables(deck: Deck) -> _DeckTables:
+    """The tables of ``deck``'s shape (they depend on nothing else)."""
+    key = (deck.ranks, deck.suits)
+    tables = _DECK_TABLES.get(key)
+    if tables is None:
+        tables = _DECK_TABLES[key] = _DeckTables(deck)
     return tables
 
 
@@ -457,7 +469,11 @@ class Game:
         deck = self.deck
         self._names = deck.names
         self._ranks = deck.ranks
-        self._suit_of, self._trick_keys, self._cards = _deck_tables(deck)
+        tables = _deck_tables(deck)
+        self._suit_of = tables.suit_of
+        self._suit_start = tables.suit_start
+        self._trick_keys = tables.trick_keys
+        self._cards = tables.cards
         self._solo, self._next, self._everyone = _seat_tables(players)
         self._dedupe = tuple if self.copies == 1 else _unique
 
@@ -513,17 +529,20 @@ class Game:
             trick = self.trick
             if not trick:
                 return self._dedupe(hand)
-            suit_of = self._suit_of
-            led = suit_of[trick[0]]
-            follow = [c for c in hand if suit_of[c] == led]
-            if follow:
-                return self._dedupe(follow)
-            trump = self.trump
-            if trump is not None and self._must_trump:
-                trumps = [c for c in hand if suit_of[c] == trump]
-                if trumps:
-                    return self._dedupe(trumps)
-            return self._dedupe(hand)
+            # a hand is sorted, so the cards of a suit are a slice of it
+            start = self._suit_start
+            led = self._suit_of[trick[0]]
+            low = bisect_left(hand, start[led])
+            high = bisect_left(hand, start[led + 1], low)
+            if low == high:
+                trump = self.trump
+                if trump is None or not self._must_trump:
+                    return self._dedupe(hand)
+                low = bisect_left(hand, start[trump])
+                high = bisect_left(hand, start[trump + 1], low)
+                if low == high:
+                    return self._dedupe(hand)
+            return self._dedupe(hand[low:high])
         if seat not in self.to_act:
             return ()
         if phase is _BID:
@@ -541,13 +560,14 @@ class Game:
 
     def push(self, seat: int, move: Any) -> None:
         """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
-        if self.phase is _PLAY and type(move) is int and seat in self.to_act:
+        phase = self.phase
+        if phase is _PLAY and type(move) is int and seat in self.to_act:
             # the common case, a legal play, checked as in ``_check`` without its dispatch
             hand = self.hands[seat]
             trick = self.trick
             if move in hand and (
                 not trick
-                or self._suit_of[move] == self._suit_of[trick[0]]
+                or (suit_of := self._suit_of)[move] == suit_of[trick[0]]
                 or self._may_play(hand, move)
             ):
                 self.moves.append((seat, "play", move))
@@ -559,8 +579,14 @@ class Game:
                 else:
                     self._take_trick()
                 return
+        if phase is _BID and seat in self.to_act:
+            # as ``_check`` does for a bid
+            self._check_bid(seat, move)
+            self.moves.append((seat, "bid", move))
+            self._bid(seat, move)
+            return
         kind = self._check(seat, move)
-        # a legal play always takes the branch above
+        # a legal play or bid always takes a branch above
         if kind == "bid":
             self.moves.append((seat, kind, move))
             self._bid(seat, move)
@@ -1045,10 +1071,12 @@ class OhHellGame(Game):
 
     def _legal_bids(self, seat: int) -> tuple[int, ...]:
         k = self.hand_size
+        bids = _BID_RANGE[k] if k < len(_BID_RANGE) else tuple(range(k + 1))
         if self._hook and seat == self.dealer:
             forbidden = k - sum(b for b in self.bids if b is not None)
-            return tuple(b for b in range(k + 1) if b != forbidden)
-        return _BID_RANGE[k] if k < len(_BID_RANGE) else tuple(range(k + 1))
+            if 0 <= forbidden <= k:
+                return bids[:forbidden] + bids[forbidden + 1 :]
+        return bids
 
     def _check_bid(self, seat: int, move: Any) -> None:
         if type(move) is not int:
