@@ -322,8 +322,8 @@ _seed_random = _random.Random.seed
 
 
 def _seeded(seed: object) -> random.Random:
-    """``random.Random(seed)``, without seeding twice for an int (``Random()`` seeds in ``__new__``
-    from the OS and then again in ``__init__``)."""
+    """``random.Random(seed)``, the same state, seeded directly for an int (``Random.seed`` does
+    the same, through a Python method)."""
     if type(seed) is not int:
         return random.Random(seed)
     rng = _new_random(random.Random)
@@ -332,43 +332,65 @@ def _seeded(seed: object) -> random.Random:
     return rng
 
 
-# -- the event log
+# -- the journal: moves and events, built only when read
 #
-# Events are recorded as compact records on the hot path, ``(maker, ...)`` tuples whose
-# ``maker(names, record)`` returns the event dicts, and become dicts only when ``Game.events``
-# is first read; from then on every record becomes its dicts at once (``_EagerLog``), so a list
-# obtained from ``Game.events`` is always up to date. A record holds only values that never
-# change afterwards (copies, or lists the game has stopped using).
+# The hot path records compact ``(maker, ...)`` tuples in ``Game._log``, and nothing at all
+# for a play: the record of a complete trick stands for its plays. ``maker(record, names,
+# moves, events)`` appends a record's moves and event dicts to the two lists. Nothing is built
+# until ``Game.moves`` or ``Game.events`` is first read; from then on every record is built at
+# once (``_EagerLog``) and every play is appended as it happens, so a list obtained from either
+# is always up to date. A record holds only values that never change afterwards (copies, or
+# lists the game has stopped using).
+
+Record = tuple[Any, ...]
+Moves = list[tuple[int, str, Any]]
+Events = list[dict[str, Any]]
 
 
-def _ev_event(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
-    return (record[1],)
+def _play_event(names: Sequence[str], seat: int, card: int) -> dict[str, Any]:
+    return {"type": "play", "seat": seat, "card": names[card]}
 
 
-def _ev_play(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
-    return ({"type": "play", "seat": record[1], "card": names[record[2]]},)
+def _trick_event(
+    names: Sequence[str], leader: int, trick: list[int], winner: int
+) -> dict[str, Any]:
+    return {"type": "trick", "leader": leader, "cards": [names[c] for c in trick], "winner": winner}
 
 
-def _ev_trick(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
-    _, leader, trick, winner = record
-    return (
-        {"type": "trick", "leader": leader, "cards": [names[c] for c in trick], "winner": winner},
-    )
+def _rec_event(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_event, event)``: an event already a dict."""
+    events.append(record[1])
 
 
-def _ev_deal(names: Sequence[str], record: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """A ``round`` event and a private ``deal`` event per seat."""
+def _rec_decision(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_decision, seat, kind, move)``: a decision other than a play; its events follow."""
+    moves.append(record[1:])
+
+
+def _rec_trick(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_trick, leader, trick, winner, recorded)``: a complete trick, and the plays to it
+    from ``trick[recorded]`` on (the earlier ones were recorded as they happened)."""
+    _, leader, trick, winner, recorded = record
+    n = len(trick)
+    for i in range(recorded, n):
+        seat = (leader + i) % n
+        moves.append((seat, "play", trick[i]))
+        events.append(_play_event(names, seat, trick[i]))
+    events.append(_trick_event(names, leader, trick, winner))
+
+
+def _rec_deal(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_deal, round_event, hands)``: a ``round`` event and a private ``deal`` per seat."""
     _, round_event, hands = record
-    events = [round_event]
+    events.append(round_event)
     for seat, hand in enumerate(hands):
         events.append({"type": "deal", "to": seat, "hand": [names[c] for c in hand]})
-    return events
 
 
-def _ev_hell_deal(names: Sequence[str], record: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The round of an Oh Hell deal, from the dealt deck as ``OhHellGame._deal`` reads it."""
+def _rec_hell_deal(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_hell_deal, round, hand_size, dealer, trump_card, deck, first, players)``: an Oh
+    Hell deal, from the dealt deck as ``OhHellGame._deal`` reads it."""
     _, number, size, dealer, trump_card, deck, first, n = record
-    hands = [sorted(deck[(s - first) % n : size * n : n]) for s in range(n)]
     round_event = {
         "type": "round",
         "round": number,
@@ -377,16 +399,21 @@ def _ev_hell_deal(names: Sequence[str], record: tuple[Any, ...]) -> list[dict[st
         "trump_card": None if trump_card is None else names[trump_card],
         "trump": None if trump_card is None else "CDHS"[trump_card // (len(names) // 4)],
     }
-    return _ev_deal(names, (None, round_event, hands))
+    hands = [sorted(deck[(s - first) % n : size * n : n]) for s in range(n)]
+    _rec_deal((_rec_deal, round_event, hands), names, moves, events)
 
 
-def _ev_bid(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
-    return ({"type": "bid", "seat": record[1], "bid": record[2]},)
+def _rec_hell_bid(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_hell_bid, seat, bid)``: an Oh Hell bid in turn."""
+    _, seat, bid = record
+    moves.append((seat, "bid", bid))
+    events.append({"type": "bid", "seat": seat, "bid": bid})
 
 
-def _ev_hell_score(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+def _rec_hell_score(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_hell_score, round, bids, tricks, points, totals)``."""
     _, number, bids, tricks, points, totals = record
-    return (
+    events.append(
         {
             "type": "score",
             "round": number,
@@ -394,32 +421,41 @@ def _ev_hell_score(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[
             "tricks": list(tricks),
             "points": list(points),
             "totals": list(totals),
-        },
+        }
     )
 
 
-def _ev_game_over(names: Sequence[str], record: tuple[Any, ...]) -> tuple[dict[str, Any]]:
+def _rec_game_over(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+    """``(_rec_game_over, totals)``."""
     totals = record[1]
-    return (
-        {"type": "game_over", "totals": list(totals), "ranks": list(competition_ranks(totals))},
+    events.append(
+        {"type": "game_over", "totals": list(totals), "ranks": list(competition_ranks(totals))}
     )
+
+
+def _seat_of_record(record: Record) -> int:
+    return record[1]
 
 
 class _EagerLog:
-    """The log once ``Game.events`` has been read: each record becomes its event dicts at once."""
+    """The log once the moves or events have been read: each record is built at once."""
 
-    __slots__ = ("events", "names")
+    __slots__ = ("moves", "events", "names")
 
-    def __init__(self, events: list[dict[str, Any]], names: Sequence[str]) -> None:
+    def __init__(self, moves: Moves, events: Events, names: Sequence[str]) -> None:
+        self.moves = moves
         self.events = events
         self.names = names
 
-    def append(self, record: tuple[Any, ...]) -> None:
-        self.events.extend(record[0](self.names, record))
+    def append(self, record: Record) -> None:
+        record[0](record, self.names, self.moves, self.events)
 
     def __eq__(self, other: object) -> bool:
         return (
-            type(other) is _EagerLog and self.events == other.events and self.names == other.names
+            type(other) is _EagerLog
+            and self.moves == other.moves
+            and self.events == other.events
+            and self.names == other.names
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -450,9 +486,13 @@ class Game:
         self.table: dict[str, Any] = (
             {"stacked_decks": [list(order) for order in self._stacked]} if self._stacked else {}
         )
-        self._events: list[dict[str, Any]] = []
-        self._log: list[tuple[Any, ...]] | _EagerLog = []
-        self.moves: list[tuple[int, str, Any]] = []
+        # the journal (see ``_EagerLog``): built lists, records not yet built, whether every
+        # record and play is built at once, and how many plays of the current trick are built
+        self._moves: Moves = []
+        self._events: Events = []
+        self._log: list[Record] | _EagerLog = []
+        self._eager = False
+        self._trick_recorded = 0
         self.scores = [0] * players
         self.phase = _BID
         #: whether the game is over (phase OVER), kept in step with ``phase``
@@ -480,21 +520,33 @@ class Game:
     # -- introspection
 
     @property
+    def moves(self) -> list[tuple[int, str, Any]]:
+        """Every decision so far, ``(seat, kind, move)`` in order (a simultaneous set in seat
+        order); the same list, kept up to date, on every read."""
+        if not self._eager:
+            self._build_journal()
+        return self._moves
+
+    @property
     def events(self) -> list[dict[str, Any]]:
         """Every event so far, in order; the same list, kept up to date, on every read."""
-        log = self._log
-        if type(log) is list:
-            events = self._events
-            names = self._names
-            for record in log:
-                events.extend(record[0](names, record))
-            self._log = _EagerLog(events, names)
+        if not self._eager:
+            self._build_journal()
         return self._events
 
-    @events.setter
-    def events(self, events: list[dict[str, Any]]) -> None:
-        self._events = events
-        self._log = _EagerLog(events, self._names)
+    def _build_journal(self) -> None:
+        """Build the moves and events recorded so far, and every later one as it happens."""
+        moves, events, names = self._moves, self._events, self._names
+        for record in self._log:
+            record[0](record, names, moves, events)
+        trick, leader, n = self.trick, self.leader, self.players
+        for i in range(self._trick_recorded, len(trick)):
+            seat = (leader + i) % n
+            moves.append((seat, "play", trick[i]))
+            events.append(_play_event(names, seat, trick[i]))
+        self._trick_recorded = len(trick)
+        self._log = _EagerLog(moves, events, names)
+        self._eager = True
 
     @property
     def trick_seats(self) -> list[int]:
@@ -565,34 +617,53 @@ class Game:
             # the common case, a legal play, checked as in ``_check`` without its dispatch
             hand = self.hands[seat]
             trick = self.trick
+            suit_of = self._suit_of
             if move in hand and (
-                not trick
-                or (suit_of := self._suit_of)[move] == suit_of[trick[0]]
-                or self._may_play(hand, move)
+                not trick or suit_of[move] == suit_of[trick[0]] or self._may_play(hand, move)
             ):
-                self.moves.append((seat, "play", move))
                 hand.remove(move)
                 trick.append(move)
-                self._log.append((_ev_play, seat, move))
+                if self._eager:
+                    self._moves.append((seat, "play", move))
+                    self._events.append(_play_event(self._names, seat, move))
                 if len(trick) < self.players:
                     self.to_act = self._next[seat]
+                    return
+                # the trick is complete: the first card with the highest key takes it (see
+                # ``_DeckTables``)
+                keys = self._trick_keys[self.trump][suit_of[trick[0]]]
+                leader = self.leader
+                winner = (leader + trick.index(max(trick, key=keys.__getitem__))) % self.players
+                self.tricks_won[winner] += 1
+                self._log.append(
+                    (
+                        _rec_trick,
+                        leader,
+                        trick,
+                        winner,
+                        len(trick) if self._eager else self._trick_recorded,
+                    )
+                )
+                self._trick_recorded = 0
+                self.trick = []
+                self.leader = winner
+                if self.hands[winner]:
+                    self.to_act = self._solo[winner]
                 else:
-                    self._take_trick()
+                    self._end_round()
                 return
         if phase is _BID and seat in self.to_act:
             # as ``_check`` does for a bid
             self._check_bid(seat, move)
-            self.moves.append((seat, "bid", move))
             self._bid(seat, move)
             return
         kind = self._check(seat, move)
         # a legal play or bid always takes a branch above
         if kind == "bid":
-            self.moves.append((seat, kind, move))
             self._bid(seat, move)
         else:
             move = tuple(move)
-            self.moves.append((seat, kind, move))
+            self._log.append((_rec_decision, seat, kind, move))
             self._pass(seat, tuple(sorted(move)))
 
     def _check(self, seat: int, move: Any) -> str:
@@ -655,30 +726,20 @@ class Game:
     #: copies of each card in play (two for Oh-Seven with 5 or more players)
     copies = 1
 
-    def _take_trick(self) -> None:
-        """Score the complete current trick and lead the next one (or end the round)."""
-        trick = self.trick
-        # the first card with the highest key takes the trick (see ``_deck_tables``)
-        keys = self._trick_keys[self.trump][self._suit_of[trick[0]]]
-        leader = self.leader
-        winner = (leader + trick.index(max(trick, key=keys.__getitem__))) % self.players
-        self.tricks_won[winner] += 1
-        self._log.append((_ev_trick, leader, trick, winner))
-        self.trick = []
-        self.leader = winner
-        if self.hands[winner]:
-            self.to_act = self._solo[winner]
-        else:
-            self._end_round()
-
     def _emit(self, event: dict[str, Any]) -> None:
         """Record an event that is already a dict."""
-        self._log.append((_ev_event, event))
+        self._log.append((_rec_event, event))
 
     def _canonical_moves(self) -> None:
         """Record a complete simultaneous set in seat order, whatever order it arrived in."""
         n = self.players
-        self.moves[-n:] = sorted(self.moves[-n:], key=_seat_of_move)
+        if self._eager:
+            self._moves[-n:] = sorted(self._moves[-n:], key=_seat_of_move)
+        else:
+            # the set's decision records are the last records: nothing else was recorded
+            # while the set was incomplete
+            log = self._log
+            log[-n:] = sorted(log[-n:], key=_seat_of_record)
 
     def _shuffled(self, cards: list[int]) -> list[int]:
         if self._stacked:
@@ -693,7 +754,7 @@ class Game:
         self.phase = _OVER
         self.is_over = True
         self.to_act = ()
-        self._log.append((_ev_game_over, tuple(self.scores)))
+        self._log.append((_rec_game_over, tuple(self.scores)))
 
     # -- ruleset hooks
     def _legal_bids(self, seat: int) -> Sequence[Any]:
@@ -773,7 +834,7 @@ class OhSevenGame(Game):
             "deal": self.deal_number,
             "hand_size": 7,
         }
-        self._log.append((_ev_deal, round_event, tuple(map(tuple, self.hands))))
+        self._log.append((_rec_deal, round_event, tuple(map(tuple, self.hands))))
         count, _ = PASS_SCHEDULE[self.round]
         self.phase = _PASS if self._passing and count else _BID
         self.to_act = self._everyone
@@ -855,6 +916,7 @@ class OhSevenGame(Game):
             )
 
     def _bid(self, seat: int, card: int) -> None:
+        self._log.append((_rec_decision, seat, "bid", card))
         self.pending[seat] = card
         self.to_act = tuple(s for s in self.to_act if s != seat)
         if self.to_act:
@@ -1064,7 +1126,7 @@ class OhHellGame(Game):
         self.bids = [None] * n
         self.leader = first
         self._log.append(
-            (_ev_hell_deal, self.round, k, self.dealer, self.trump_card, deck, first, n)
+            (_rec_hell_deal, self.round, k, self.dealer, self.trump_card, deck, first, n)
         )
         self.phase = _BID
         self.to_act = self._everyone if self._simultaneous else self._solo[first]
@@ -1102,13 +1164,14 @@ class OhHellGame(Game):
     def _bid(self, seat: int, bid: int) -> None:
         self.bids[seat] = bid
         if self._simultaneous:
+            self._log.append((_rec_decision, seat, "bid", bid))
             self.to_act = tuple(s for s in self.to_act if s != seat)
             if self.to_act:
                 return
             self._canonical_moves()
             self._emit({"type": "bids", "bids": list(self.bids)})
         else:
-            self._log.append((_ev_bid, seat, bid))
+            self._log.append((_rec_hell_bid, seat, bid))
             if seat != self.dealer:
                 self.to_act = self._next[seat]
                 return
@@ -1130,7 +1193,7 @@ class OhHellGame(Game):
             scores[s] += points[s]
         self._log.append(
             (
-                _ev_hell_score,
+                _rec_hell_score,
                 self.round,
                 tuple(self.bids),
                 tuple(self.tricks_won),
@@ -1237,9 +1300,12 @@ def position_game(
     if max(counts.values()) > copies:
         raise bad(f"a card appears more than {copies} time(s)")
     # a fresh log: nothing has read the events of the deal the position replaces
+    game._moves = []
     game._events = []
     game._log = []
-    game.moves = []
+    game._eager = False
+    # the cards already in the trick were played before the position: no moves or events
+    game._trick_recorded = len(trick)
     game.scores = [0] * n
     game.round = 0
     game.rounds = 1
