@@ -462,7 +462,12 @@ class _EagerLog:
 
 
 class Game:
-    """State shared by both rulesets: hands, tricks, scores and the event log."""
+    """State shared by both rulesets: hands, tricks, scores and the event log.
+
+    Every hand is kept sorted. :attr:`moves` and :attr:`events` are built when first read (see
+    ``_EagerLog``), so a game nobody reads them from, a Monte Carlo playout say, never builds
+    them.
+    """
 
     deck: Deck
 
@@ -679,7 +684,7 @@ class Game:
                 raise MalformedMoveError(
                     f"a play must be a card, not {move!r}", seat=seat, move=move, game=self
                 )
-            # Same test as ``move in self._legal_plays(seat)``, without building the tuple.
+            # Same test as ``move in self.legal_moves(seat)``, without building the tuple.
             hand = self.hands[seat]
             if move in hand and (not self.trick or self._may_play(hand, move)):
                 return "play"
@@ -703,9 +708,6 @@ class Game:
         )
 
     # -- tricks (shared)
-
-    def _legal_plays(self, seat: int) -> tuple[int, ...]:
-        return self.legal_moves(seat) if self.phase is _PLAY else ()  # type: ignore[return-value]
 
     def _may_play(self, hand: list[int], card: int) -> bool:
         """Whether ``card``, from ``hand``, may go to the current (started) trick."""
