@@ -199,17 +199,15 @@ class _UidLease:
             self._fd = None
 
 
-def _check_access(name: str, uid: int, command: Sequence[str], bot_dir: str | None) -> None:
-    """Unsandboxed, as root: can ``uid`` reach the bot's program, script and folder?
+def _check_access(name: str, uid: int, command: Sequence[str]) -> None:
+    """Unsandboxed, as root: can ``uid`` read the files the bot's command names (its script)?
 
     Without this, a bot under a private folder (``/root``, a 0700 temporary directory) exits
     at once and the organiser only sees ``no_start``; with it, the fault says why.
     """
     # the program itself is left to exec (which reports its own failure in the bot's log):
-    # what it must read (a script, the bot's folder) is what a private folder hides
-    paths = [path for path in command[1:] if os.path.isabs(path) and os.path.exists(path)]
-    if bot_dir is not None:
-        paths.append(bot_dir)
+    # what it must read (a script) is what a private folder hides
+    paths = [path for path in command[1:] if os.path.isabs(path) and os.path.isfile(path)]
     if not paths:
         return
     read, write = os.pipe()
@@ -652,7 +650,7 @@ class BotProcess:
             cwd = None
         else:
             if self.uid is not None:
-                _check_access(self.name, self.uid, command, self.bot_dir)
+                _check_access(self.name, self.uid, command)
             argv = self._prlimit_argv() + self._setpriv_argv() + command
             cwd = self.bot_dir or scratch
         try:
