@@ -484,7 +484,7 @@ class Game:
         self.players = players
         self.seed = seed
         self.rng = _seeded(seed)
-        self._stacked = [list(order) for order in stacked_decks]
+        self._stacked = [list(order) for order in stacked_decks] if stacked_decks else []
         #: keyword arguments that changed the table (``stacked_decks``, and for Oh Hell
         #: ``ranks``, ``hand_sizes``, ``first_dealer``, ``trump_on_last_hand``): a replay
         #: needs them to deal the same cards again.
@@ -1113,7 +1113,11 @@ class OhHellGame(Game):
         n = self.players
         k = self.hand_sizes[self.round]
         self.hand_size = k
-        deck = self._shuffled(self._cards[:])
+        deck = self._cards[:]
+        if self._stacked:
+            deck = self._shuffled(deck)
+        else:
+            _shuffle(self.rng, deck)
         first = (self.dealer + 1) % n
         dealt = k * n
         # card i goes to seat (first + i) % n
