@@ -552,6 +552,8 @@ def render(data: dict[str, Any]) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from .match_cli import add_time_control_arguments
+
     parser.add_argument(
         "--game",
         choices=[*GAMES, "both"],
@@ -561,20 +563,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sandbox", choices=MODES, default="bwrap", help="how the bot runs (default %(default)s)"
     )
-    parser.add_argument(
-        "--move-timeout",
-        type=float,
-        default=TimeControl().move_seconds,
-        metavar="SECONDS",
-        help="time per decision (default %(default)s)",
-    )
-    parser.add_argument(
-        "--bank",
-        type=float,
-        default=TimeControl().bank_seconds,
-        metavar="SECONDS",
-        help="extra time per game, drawn when a decision runs over (default %(default)s)",
-    )
+    add_time_control_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     parser.add_argument(
         "--max-failures",

@@ -22,7 +22,15 @@ from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
 
-__all__ = ["configure", "run", "bot_specs", "game_seeds", "rotating_seatings", "summarise"]
+__all__ = [
+    "configure",
+    "run",
+    "add_time_control_arguments",
+    "bot_specs",
+    "game_seeds",
+    "rotating_seatings",
+    "summarise",
+]
 
 
 class BotArgumentError(ValueError):
@@ -42,6 +50,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--games", type=int, default=None, metavar="N", help="games to play (default: one per bot)"
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="deal seed (default 0)")
+    add_time_control_arguments(parser)
+    parser.add_argument("--replays", metavar="DIR", help="save a replay of every game in DIR")
+    parser.add_argument(
+        "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def add_time_control_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--move-timeout`` and ``--bank``, shared by the commands that run bots."""
     parser.add_argument(
         "--move-timeout",
         type=float,
@@ -56,12 +75,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="extra time per game, drawn when a decision runs over (default %(default)s)",
     )
-    parser.add_argument("--replays", metavar="DIR", help="save a replay of every game in DIR")
-    parser.add_argument(
-        "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
 
 
 def _command(argument: str) -> tuple[str, ...]:
