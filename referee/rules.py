@@ -1121,7 +1121,9 @@ class OhHellGame(Game):
         first = (self.dealer + 1) % n
         dealt = k * n
         # card i goes to seat (first + i) % n
-        self.hands = [sorted(deck[(s - first) % n : dealt : n]) for s in range(n)]
+        self.hands = hands = [deck[(s - first) % n : dealt : n] for s in range(n)]
+        for hand in hands:
+            hand.sort()
         if dealt < len(deck) and (self.round != self.rounds - 1 or self._trump_on_last):
             self.trump_card = deck[dealt]
             self.trump = self._suit_of[deck[dealt]]
