@@ -12,7 +12,6 @@ a bot that hangs, floods, crashes or lies cannot hang the match.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import random
@@ -29,7 +28,7 @@ import zmq
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec
 from .replay import save_replay, to_replay
-from .rules import Game, RulesError, new_game
+from .rules import Game, Phase, RulesError, new_game
 from .sandbox import BotProcess, BotStartError, SandboxConfig
 from .stats import game_statistics
 
@@ -39,6 +38,12 @@ __all__ = ["play_match", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
 DEFAULT_DROP_AFTER_FAULTS = 10
 SHUTDOWN_SECONDS = 2.0
 _PROCESS_CHECK_SECONDS = 0.05
+_SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
+_NOBLOCK = int(zmq.NOBLOCK)
+_RCVTIMEO, _RCVMORE = int(zmq.RCVTIMEO), int(zmq.RCVMORE)
+
+
+_KIND = {phase: phase.value for phase in Phase}  # a request's kind in each phase
 
 
 class MatchSpecError(ValueError):
@@ -289,18 +294,22 @@ class _Referee:
     # -- messages
 
     def _pump(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds for frames and handle every frame available."""
+        """Wait up to ``timeout`` seconds for a message and handle it (one message per call).
+
+        A blocking receive with a timeout wakes as soon as the frame is there, where a poll
+        followed by a receive costs a second call; callers loop anyway, so one is enough.
+        """
         sock = self.socket
-        if not sock.poll(max(0, int(timeout * 1000 + 0.999))):
+        sock.setsockopt(_RCVTIMEO, max(0, int(timeout * 1000 + 0.999)))
+        try:
+            frames = [sock.recv()]
+        except zmq.Again:
             return
-        while True:
-            try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
-            self._handle(frames)
-            if not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:  # cheaper than raising Again
-                return
+        # a ROUTER delivers the routing id and at least one frame, all parts at once
+        frames.append(sock.recv(_NOBLOCK))
+        while sock.getsockopt(_RCVMORE):
+            frames.append(sock.recv(_NOBLOCK))
+        self._handle(frames)
 
     def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
@@ -352,8 +361,12 @@ class _Referee:
 
     def _send(self, rid: bytes, frame: bytes) -> None:
         # a peer that is gone or has a full queue loses the frame and will time out
-        with contextlib.suppress(zmq.ZMQError):
-            self.socket.send_multipart([rid, frame], zmq.NOBLOCK)
+        sock = self.socket
+        try:
+            sock.send(rid, _SEND_MORE)
+            sock.send(frame, _NOBLOCK)
+        except zmq.ZMQError:
+            pass
 
     # -- games
 
@@ -415,53 +428,56 @@ class _Referee:
         return record
 
     def _loop(self, state: _GameState) -> None:
+        # The hot path: a reply is handled, then the next request goes out at once; the
+        # bookkeeping (process checks, timeouts) comes after the sends, before the next wait.
         game = state.game
-        tc = self.spec.time_control
-        move_seconds = tc.move_seconds
+        move_seconds = self.spec.time_control.move_seconds
         outstanding = state.outstanding
+        seats, banks, feeds, codec = state.seats, state.banks, state.feeds, state.codec
+        monotonic = time.monotonic
         while not game.is_over:
             fell_back = False
             for seat in game.to_act:
                 if seat in outstanding:
                     continue
-                bot = state.seats[seat]
+                bot = seats[seat]
                 if not bot.active:
                     state.fallback(seat)
                     fell_back = True
                     break
-                now = time.monotonic()
-                legal, count = state.codec.legal_to_wire(seat)
-                bank = state.banks[seat]
+                legal, count = codec.legal_to_wire(seat)
+                bank = banks[seat]
+                now = monotonic()
                 request = wire.Request(
-                    id=self.next_id,
-                    seat=seat,
-                    kind=game.phase.value,
-                    legal=legal,
-                    count=count,
-                    sent=now,
-                    deadline=now + move_seconds + bank,
-                    bank_ms=int(bank * 1000),
-                    legal_set=frozenset(legal) if count == 0 else frozenset(),
+                    self.next_id,
+                    seat,
+                    _KIND[game.phase],
+                    legal,
+                    count,
+                    now,
+                    now + move_seconds + bank,
+                    int(bank * 1000),
                 )
                 self.next_id += 1
                 outstanding[seat] = request
-                self._send(
-                    bot.routing_id, bot.connection.request(request, state.feeds[seat].take())
-                )
+                self._send(bot.routing_id, bot.connection.request(request, feeds[seat].take()))
             if fell_back or not outstanding:
                 continue
-            now = time.monotonic()
-            first = min(r.deadline for r in outstanding.values())
-            wait = min(first - now, self.last_check + _PROCESS_CHECK_SECONDS - now)
-            self._pump(wait)
-            now = time.monotonic()
+            now = monotonic()
             if now >= self.last_check + _PROCESS_CHECK_SECONDS:
                 self._check_processes()
+            if len(outstanding) == 1:
+                first = next(iter(outstanding.values())).deadline
+            else:
+                first = min(r.deadline for r in outstanding.values()) if outstanding else now
+            if now < first:
+                self._pump(min(first, self.last_check + _PROCESS_CHECK_SECONDS) - now)
+                continue
             for seat, request in list(outstanding.items()):
                 if now >= request.deadline and outstanding.get(seat) is request:
-                    state.banks[seat] = 0.0
+                    banks[seat] = 0.0
                     self._fault(
-                        state.seats[seat],
+                        seats[seat],
                         FaultStatus.TIMEOUT,
                         f"no reply to request {request.id} ({request.kind}) "
                         f"within {(request.deadline - request.sent) * 1000:.0f} ms",

@@ -74,6 +74,7 @@ _UNPACK_LIMITS = {
     "max_ext_len": 0,
 }
 _PLAIN = (str, int, float, type(None), bool)
+_SCALAR_TYPES = frozenset(_PLAIN)  # exact types msgpack decodes scalars to
 
 
 class State(enum.Enum):
@@ -157,9 +158,12 @@ def decode(frame: bytes) -> Hello | MoveReply | Invalid:
         return Invalid(FaultStatus.MALFORMED, f"not a msgpack message: {type(exc).__name__}")
     if type(message) is not dict:
         return Invalid(FaultStatus.MALFORMED, f"not a map: {_text(message)}")
-    why = _shape_error(message)
-    if why:
-        return Invalid(FaultStatus.MALFORMED, why)
+    for key, value in message.items():  # the usual flat map needs no walk
+        if type(key) is not str or type(value) not in _SCALAR_TYPES:
+            why = _shape_error(message)
+            if why:
+                return Invalid(FaultStatus.MALFORMED, why)
+            break
     kind = message.get("type")
     if kind == "move":
         ident = message.get("id")
@@ -267,14 +271,14 @@ class MoveCodec:
                 return Invalid(
                     FaultStatus.MALFORMED, f"an Oh Hell bid must be an integer, not {_text(wire)}"
                 )
-            if wire not in request.legal_set:
+            if wire not in (request.legal_set or request.legal):
                 return Invalid(FaultStatus.ILLEGAL, f"bid {wire} is not one of {request.legal}")
             return wire
         if type(wire) is not str:
             return Invalid(
                 FaultStatus.MALFORMED, f"a {kind} must be a card name, not {_text(wire)}"
             )
-        if wire not in request.legal_set:
+        if wire not in (request.legal_set or request.legal):
             return Invalid(
                 FaultStatus.ILLEGAL, f"{kind} {_text(wire)} is not one of {request.legal}"
             )
@@ -324,6 +328,7 @@ class Request:
     sent: float  # monotonic time it was sent
     deadline: float  # monotonic time it times out
     bank_ms: int = 0  # what was left of the seat's bank when it was sent
+    #: ``legal`` as a set for long lists; empty: ``legal`` itself is searched (a short list)
     legal_set: frozenset = attrs.field(factory=frozenset)
 
 

@@ -96,6 +96,19 @@ class Bot:
         """The game is over (``event`` has ``totals`` and ``ranks``)."""
 
 
+_HOOKS = ("on_event", "on_game_start", "on_trick", "on_round_end", "on_game_over")
+
+
+def _overridden(bot: Bot, name: str) -> Callable[..., Any] | None:
+    """``bot``'s hook ``name``, or None when it is the base class's no-op."""
+    hook = getattr(bot, name, None)
+    if hook is None:
+        return None
+    if getattr(hook, "__func__", None) is getattr(Bot, name) and name not in vars(bot):
+        return None
+    return hook
+
+
 def _warn(message: str) -> None:
     print(f"ohseven-sdk: {message}", file=sys.stderr, flush=True)
 
@@ -109,22 +122,31 @@ class Driver:
         self.strict = strict
         self.rng = rng or random.Random()
         self.errors = 0  # answers replaced by a random legal move
+        # the hooks the bot overrides (the base class's are no-ops and are not called)
+        self._hooks = {name: _overridden(bot, name) for name in _HOOKS}
 
     def feed(self, events: Sequence[Mapping[str, Any]]) -> None:
         """Apply ``events`` to the view and call the bot's hooks."""
-        bot, view = self.bot, self.view
+        view = self.view
+        apply = view.apply
+        hooks = self._hooks
+        on_event = hooks["on_event"]
         for event in events:
-            view.apply(event)
+            apply(event)
+            if on_event is not None:
+                self._hook(on_event, view, event)
             kind = event["type"]
-            self._hook(bot.on_event, view, event)
             if kind == "game":
-                self._hook(bot.on_game_start, view)
+                if hooks["on_game_start"] is not None:
+                    self._hook(hooks["on_game_start"], view)
             elif kind == "trick":
-                self._hook(bot.on_trick, view, event)
+                if hooks["on_trick"] is not None:
+                    self._hook(hooks["on_trick"], view, event)
             elif kind == "score":
-                self._hook(bot.on_round_end, view, event)
-            elif kind == "game_over":
-                self._hook(bot.on_game_over, view, event)
+                if hooks["on_round_end"] is not None:
+                    self._hook(hooks["on_round_end"], view, event)
+            elif kind == "game_over" and hooks["on_game_over"] is not None:
+                self._hook(hooks["on_game_over"], view, event)
 
     def _hook(self, hook: Callable[..., Any], *args: Any) -> None:
         try:
@@ -211,36 +233,38 @@ def _serve(
     import msgpack
     import zmq
 
-    driver = Driver(
-        bot, strict=os.environ.get("OHSEVEN_STRICT") == "1", rng=random.Random(seed)
-    )
+    driver = Driver(bot, strict=os.environ.get("OHSEVEN_STRICT") == "1", rng=random.Random(seed))
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 1000)
+    # a blocking receive with a timeout: one call per message, no poll before it
+    sock.setsockopt(zmq.RCVTIMEO, max(1, int(idle_seconds * 1000)))
     sock.connect(endpoint)
-
-    def send(message: dict[str, Any]) -> None:
-        sock.send(msgpack.packb(message, use_bin_type=True))
+    pack = msgpack.Packer(use_bin_type=True).pack
+    unpackb = msgpack.unpackb
+    recv, send = sock.recv, sock.send
+    decide = driver.decide
 
     label = str(getattr(bot, "name", "") or type(bot).__name__)[:64]
-    send({"type": "hello", "protocol": PROTOCOL_VERSION, "secret": secret, "bot": label})
+    send(pack({"type": "hello", "protocol": PROTOCOL_VERSION, "secret": secret, "bot": label}))
     try:
         while True:
-            if not sock.poll(int(idle_seconds * 1000)):
+            try:
+                frame = recv()
+            except zmq.Again:
                 _warn(f"no message from the referee for {idle_seconds:.0f} s; exiting")
                 return 1
             try:
-                message = msgpack.unpackb(sock.recv(), raw=False)
+                message = unpackb(frame, raw=False)
             except Exception as error:  # noqa: BLE001 - a bad frame from the referee
                 _warn(f"ignoring an undecodable message from the referee: {error}")
                 continue
-            if not isinstance(message, dict):
+            if type(message) is not dict:
                 _warn(f"ignoring a message that is not a map: {message!r}")
                 continue
             kind = message.get("type")
             if kind == "request":
-                move = driver.decide(message)
-                send({"type": "move", "id": message["id"], "move": move})
+                send(pack({"type": "move", "id": message["id"], "move": decide(message)}))
             elif kind == "events":
                 driver.feed(message.get("events") or ())
             elif kind == "shutdown":
