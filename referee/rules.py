@@ -521,6 +521,9 @@ class Game:
         self._cards = tables.cards
         self._solo, self._next, self._everyone = _seat_tables(players)
         self._dedupe = tuple if self.copies == 1 else _unique
+        # the last legal plays listed, and for which seat (-1: none since the last play)
+        self._legal_seat = -1
+        self._legal: tuple[int, ...] = ()
 
     # -- introspection
 
@@ -584,22 +587,22 @@ class Game:
                 return ()
             hand = self.hands[seat]
             trick = self.trick
-            if not trick:
-                return self._dedupe(hand)
-            # a hand is sorted, so the cards of a suit are a slice of it
-            start = self._suit_start
-            led = self._suit_of[trick[0]]
-            low = bisect_left(hand, start[led])
-            high = bisect_left(hand, start[led + 1], low)
-            if low == high:
-                trump = self.trump
-                if trump is None or not self._must_trump:
-                    return self._dedupe(hand)
-                low = bisect_left(hand, start[trump])
-                high = bisect_left(hand, start[trump + 1], low)
-                if low == high:
-                    return self._dedupe(hand)
-            return self._dedupe(hand[low:high])
+            if trick:
+                # a hand is sorted, so the cards of a suit are a slice of it
+                start = self._suit_start
+                led = self._suit_of[trick[0]]
+                low = bisect_left(hand, start[led])
+                high = bisect_left(hand, start[led + 1], low)
+                if low == high and self.trump is not None and self._must_trump:
+                    low = bisect_left(hand, start[self.trump])
+                    high = bisect_left(hand, start[self.trump + 1], low)
+                legal = self._dedupe(hand[low:high] if low < high else hand)
+            else:
+                legal = self._dedupe(hand)
+            # kept for ``push``: only an accepted play changes the state in the PLAY phase
+            self._legal_seat = seat
+            self._legal = legal
+            return legal
         if seat not in self.to_act:
             return ()
         if phase is _BID:
@@ -623,9 +626,13 @@ class Game:
             hand = self.hands[seat]
             trick = self.trick
             suit_of = self._suit_of
-            if move in hand and (
-                not trick or suit_of[move] == suit_of[trick[0]] or self._may_play(hand, move)
+            if (
+                move in self._legal
+                if seat == self._legal_seat
+                else move in hand
+                and (not trick or suit_of[move] == suit_of[trick[0]] or self._may_play(hand, move))
             ):
+                self._legal_seat = -1
                 hand.remove(move)
                 trick.append(move)
                 if self._eager:
