@@ -521,7 +521,8 @@ class Game:
         self._cards = tables.cards
         self._solo, self._next, self._everyone = _seat_tables(players)
         self._dedupe = tuple if self.copies == 1 else _unique
-        # the last legal plays listed, and for which seat (-1: none since the last play)
+        # the legal plays or bids last listed, and for which seat (-1: none listed since the
+        # last decision)
         self._legal_seat = -1
         self._legal: tuple[int, ...] = ()
 
@@ -599,14 +600,17 @@ class Game:
                 legal = self._dedupe(hand[low:high] if low < high else hand)
             else:
                 legal = self._dedupe(hand)
-            # kept for ``push``: only an accepted play changes the state in the PLAY phase
+            # kept for ``push``: only an accepted decision changes the state
             self._legal_seat = seat
             self._legal = legal
             return legal
         if seat not in self.to_act:
             return ()
         if phase is _BID:
-            return self._legal_bids(seat)
+            legal = self._legal_bids(seat)
+            self._legal_seat = seat
+            self._legal = legal
+            return legal
         if phase is _PASS:
             return self._legal_passes(seat)
         return ()
@@ -665,11 +669,14 @@ class Game:
                     self._end_round()
                 return
         if phase is _BID and seat in self.to_act:
-            # as ``_check`` does for a bid
-            self._check_bid(seat, move)
+            # as ``_check`` does for a bid, unless the bid is one just listed for the seat
+            if not (seat == self._legal_seat and type(move) is int and move in self._legal):
+                self._check_bid(seat, move)
+            self._legal_seat = -1
             self._bid(seat, move)
             return
         kind = self._check(seat, move)
+        self._legal_seat = -1
         # a legal play or bid always takes a branch above
         if kind == "bid":
             self._bid(seat, move)
