@@ -149,7 +149,9 @@ class View:
     def set_request(self, request: Mapping[str, Any]) -> None:
         """Record a request's decision: ``kind``, ``legal``, ``count`` and the time left."""
         self.kind = request.get("kind")
-        self.legal = list(request.get("legal") or [])
+        legal = request.get("legal")
+        # a decoded request's list is the view's own (no copy); anything else is copied
+        self.legal = legal if type(legal) is list else list(legal or [])
         self.count = int(request.get("count") or 0)
         self.time_ms = int(request.get("time_ms") or 0)
         self.bank_ms = int(request.get("bank_ms") or 0)
