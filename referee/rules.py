@@ -641,7 +641,7 @@ class Game:
                 trick.append(move)
                 if self._eager:
                     self._moves.append((seat, "play", move))
-                    self._events.append(_play_event(self._names, seat, move))
+                    self._events.append({"type": "play", "seat": seat, "card": self._names[move]})
                 if len(trick) < self.players:
                     self.to_act = self._next[seat]
                     return
@@ -651,16 +651,11 @@ class Game:
                 leader = self.leader
                 winner = (leader + trick.index(max(trick, key=keys.__getitem__))) % self.players
                 self.tricks_won[winner] += 1
-                self._log.append(
-                    (
-                        _rec_trick,
-                        leader,
-                        trick,
-                        winner,
-                        len(trick) if self._eager else self._trick_recorded,
-                    )
-                )
-                self._trick_recorded = 0
+                if self._eager:
+                    self._events.append(_trick_event(self._names, leader, trick, winner))
+                else:
+                    self._log.append((_rec_trick, leader, trick, winner, self._trick_recorded))
+                    self._trick_recorded = 0
                 self.trick = []
                 self.leader = winner
                 if self.hands[winner]:
