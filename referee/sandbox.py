@@ -723,13 +723,17 @@ class BotProcess:
         return [*argv, "--"]
 
     def _setpriv_argv(self) -> list[str]:
+        # the parent-death signal: a bot outlives no referee (or worker) that dies, even by
+        # SIGKILL; it is set after the uid change, which would clear it
+        setpriv = _which("setpriv") or "setpriv"
         if self.uid is None:
-            return []
+            return [setpriv, "--pdeathsig", "KILL", "--"]
         uid = str(self.uid)
         return [
-            _which("setpriv") or "setpriv",
+            setpriv,
             "--reuid", uid, "--regid", uid, "--clear-groups",
             "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all",
+            "--pdeathsig", "KILL",
             "--",
         ]  # fmt: skip
 

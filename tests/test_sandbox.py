@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -47,6 +48,14 @@ def alive(pid: int) -> bool:
     """Whether the process exists and is not a zombie (dead, waiting to be reaped by init)."""
     fields = status(pid)
     return bool(fields) and fields["State"][0] not in "ZX"
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
 
 
 def uid_processes(uid: int) -> list[int]:
@@ -390,6 +399,40 @@ class TestKill:
             for pid in daemons:
                 assert not alive(int(pid))
 
+    @pytest.mark.parametrize("config", [SANDBOXED, UNSANDBOXED], ids=["bwrap", "unsandboxed"])
+    def test_bot_dies_with_the_process_that_started_it(self, dirs, config):
+        """A referee (or worker) killed with SIGKILL leaves no bot behind."""
+        script = (
+            "import sys, time\n"
+            "from ohseven.referee.sandbox import BotProcess, SandboxConfig\n"
+            "bot = BotProcess([sys.executable, '-c', 'import time; time.sleep(60)'],"
+            " name='orphan',"
+            f" bot_dir=None, socket_dir={dirs['sock']!r}, env={{}},"
+            f" config=SandboxConfig(mode={config.mode!r}))\n"
+            "bot.start()\n"
+            "print(bot.pid, flush=True)\n"
+            "time.sleep(60)\n"
+        )
+        parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        pid = int(parent.stdout.readline())
+        deadline = time.monotonic() + 10
+        # unsandboxed, setpriv sets the signal just before it execs the bot: wait until it has
+        # (bwrap's pid stays bwrap, which watches its parent from the start)
+        bot_program = os.fsencode(sys.executable)
+        while (
+            config.mode == "unsandboxed"
+            and cmdline(pid).split(b"\0")[0] != bot_program
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.01)
+        assert alive(pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid)
+
     def test_kill_is_idempotent(self, run):
         """kill() twice is harmless and the status stays."""
         bot = run("scratch_put", "x")
@@ -458,7 +501,6 @@ class TestUnsandboxed:
         bot = run("big_file", "8", config=limited(UNSANDBOXED, file_size_mb=2))
         assert bot.wait(10) == 0, bot.log()
         assert results(bot, "write_failed") == ["2 EFBIG"], bot.log()
-
 
     @pytest.mark.skipif(not IS_ROOT, reason="bots run under another uid only when we are root")
     def test_unreadable_bot_is_refused_with_the_reason(self, tmp_path, dirs):
