@@ -253,7 +253,7 @@ def _seat_tables(
 
 
 class _DeckTables:
-    """Tables for every deck of one size, built once: see :func:`_deck_tables`."""
+    """Tables for every deck of one shape, built once: see :func:`_deck_tables`."""
 
     __slots__ = ("suit_of", "suit_start", "trick_keys", "cards")
 
@@ -342,9 +342,9 @@ def _seeded(seed: object) -> random.Random:
 # is always up to date. A record holds only values that never change afterwards (copies, or
 # lists the game has stopped using).
 
-Record = tuple[Any, ...]
-Moves = list[tuple[int, str, Any]]
-Events = list[dict[str, Any]]
+_Record = tuple[Any, ...]
+_Moves = list[tuple[int, str, Any]]
+_Events = list[dict[str, Any]]
 
 
 def _play_event(names: Sequence[str], seat: int, card: int) -> dict[str, Any]:
@@ -357,17 +357,17 @@ def _trick_event(
     return {"type": "trick", "leader": leader, "cards": [names[c] for c in trick], "winner": winner}
 
 
-def _rec_event(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_event(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_event, event)``: an event already a dict."""
     events.append(record[1])
 
 
-def _rec_decision(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_decision(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_decision, seat, kind, move)``: a decision other than a play; its events follow."""
     moves.append(record[1:])
 
 
-def _rec_trick(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_trick(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_trick, leader, trick, winner, recorded)``: a complete trick, and the plays to it
     from ``trick[recorded]`` on (the earlier ones were recorded as they happened)."""
     _, leader, trick, winner, recorded = record
@@ -379,7 +379,7 @@ def _rec_trick(record: Record, names: Sequence[str], moves: Moves, events: Event
     events.append(_trick_event(names, leader, trick, winner))
 
 
-def _rec_deal(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_deal(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_deal, round_event, hands)``: a ``round`` event and a private ``deal`` per seat."""
     _, round_event, hands = record
     events.append(round_event)
@@ -387,7 +387,7 @@ def _rec_deal(record: Record, names: Sequence[str], moves: Moves, events: Events
         events.append({"type": "deal", "to": seat, "hand": [names[c] for c in hand]})
 
 
-def _rec_hell_deal(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_hell_deal(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_hell_deal, round, hand_size, dealer, trump_card, deck, first, players)``: an Oh
     Hell deal, from the dealt deck as ``OhHellGame._deal`` reads it."""
     _, number, size, dealer, trump_card, deck, first, n = record
@@ -403,14 +403,14 @@ def _rec_hell_deal(record: Record, names: Sequence[str], moves: Moves, events: E
     _rec_deal((_rec_deal, round_event, hands), names, moves, events)
 
 
-def _rec_hell_bid(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_hell_bid(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_hell_bid, seat, bid)``: an Oh Hell bid in turn."""
     _, seat, bid = record
     moves.append((seat, "bid", bid))
     events.append({"type": "bid", "seat": seat, "bid": bid})
 
 
-def _rec_hell_score(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_hell_score(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_hell_score, round, bids, tricks, points, totals)``."""
     _, number, bids, tricks, points, totals = record
     events.append(
@@ -425,7 +425,7 @@ def _rec_hell_score(record: Record, names: Sequence[str], moves: Moves, events: 
     )
 
 
-def _rec_game_over(record: Record, names: Sequence[str], moves: Moves, events: Events) -> None:
+def _rec_game_over(record: _Record, names: Sequence[str], moves: _Moves, events: _Events) -> None:
     """``(_rec_game_over, totals)``."""
     totals = record[1]
     events.append(
@@ -433,7 +433,7 @@ def _rec_game_over(record: Record, names: Sequence[str], moves: Moves, events: E
     )
 
 
-def _seat_of_record(record: Record) -> int:
+def _seat_of_record(record: _Record) -> int:
     return record[1]
 
 
@@ -442,12 +442,12 @@ class _EagerLog:
 
     __slots__ = ("moves", "events", "names")
 
-    def __init__(self, moves: Moves, events: Events, names: Sequence[str]) -> None:
+    def __init__(self, moves: _Moves, events: _Events, names: Sequence[str]) -> None:
         self.moves = moves
         self.events = events
         self.names = names
 
-    def append(self, record: Record) -> None:
+    def append(self, record: _Record) -> None:
         record[0](record, self.names, self.moves, self.events)
 
     def __eq__(self, other: object) -> bool:
@@ -493,9 +493,9 @@ class Game:
         )
         # the journal (see ``_EagerLog``): built lists, records not yet built, whether every
         # record and play is built at once, and how many plays of the current trick are built
-        self._moves: Moves = []
-        self._events: Events = []
-        self._log: list[Record] | _EagerLog = []
+        self._moves: _Moves = []
+        self._events: _Events = []
+        self._log: list[_Record] | _EagerLog = []
         self._eager = False
         self._trick_recorded = 0
         self.scores = [0] * players
