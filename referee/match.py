@@ -491,10 +491,9 @@ class _Referee:
             if bot.active:
                 self._send(bot.routing_id, wire.shutdown_message())
         deadline = time.monotonic() + SHUTDOWN_SECONDS
-        while time.monotonic() < deadline and any(
-            b.process is not None and b.process.poll() is None for b in self.bots
-        ):
-            time.sleep(0.01)
+        for bot in self.bots:  # each returns as soon as its bot exits
+            if bot.process is not None:
+                bot.process.wait(max(0.0, deadline - time.monotonic()))
         for bot in self.bots:
             self._stop(bot)
         self.socket.close(0)

@@ -564,7 +564,9 @@ class BotProcess:
         self._killed = True
         proc = self._proc
         if proc is not None:
-            doomed = _descendants(proc.pid) if self.config.mode == "unsandboxed" else []
+            # a bot already reaped has no children left under its pid: no /proc scan
+            scan = self.config.mode == "unsandboxed" and proc.returncode is None
+            doomed = _descendants(proc.pid) if scan else []
             if self._pidfd is not None:
                 with contextlib.suppress(ProcessLookupError):
                     signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
