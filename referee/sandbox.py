@@ -552,6 +552,20 @@ class BotProcess:
         """Wait up to ``timeout`` seconds for the bot to exit; its status, or None."""
         if self._proc is None:
             return None
+        if timeout is not None and self._proc.returncode is None:
+            # woken by the exit itself (Popen's own timed wait polls with growing sleeps)
+            try:
+                fd = os.pidfd_open(self._proc.pid)
+            except OSError:
+                pass
+            else:
+                try:
+                    poller = select.poll()
+                    poller.register(fd, select.POLLIN)
+                    poller.poll(max(0, int(timeout * 1000 + 0.999)))
+                finally:
+                    os.close(fd)
+                timeout = 0
         try:
             return self._proc.wait(timeout)
         except subprocess.TimeoutExpired:
