@@ -3,17 +3,30 @@
 See docs/BOTS.md for the bot author's guide and PROTOCOL.md for the wire protocol.
 """
 
+from typing import Any
+
 from .bot import PROTOCOL_VERSION, Bot, BotAnswerError, Driver, local_game, local_match, run
-from .simulate import (
-    SampleError,
-    estimate_tricks,
-    evaluate_bids,
-    evaluate_plays,
-    greedy_play,
-    playout,
-    sample_hands,
-)
 from .view import OH_HELL, OH_SEVEN, SUITS, View, ViewError, card_key, deck_names, rank, suit
+
+#: the Monte Carlo helpers, imported on first use: they load the referee's rules engine, which
+#: a bot that does not simulate should not pay for at every start
+_SIMULATE = (
+    "SampleError",
+    "estimate_tricks",
+    "evaluate_bids",
+    "evaluate_plays",
+    "greedy_play",
+    "playout",
+    "sample_hands",
+)
+
+
+def __getattr__(name: str) -> Any:  # PEP 562
+    if name in _SIMULATE:
+        from . import simulate
+
+        return getattr(simulate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Bot",
