@@ -408,6 +408,16 @@ class Store:
             result[bot][status] = count
         return dict(result)
 
+    def start_failures(self) -> dict[str, tuple[int, str]]:
+        """bot -> (games it did not start in, the first reason): the ``no_start`` faults."""
+        result: dict[str, tuple[int, str]] = {}
+        for bot, count, detail in self.db.execute(
+            "SELECT bot, COUNT(*), MIN(detail) FROM faults WHERE status = 'no_start' "
+            "GROUP BY bot ORDER BY bot"
+        ):
+            result[bot] = (count, detail)
+        return result
+
     def bot_aggregates(self, names: Iterable[str] = ()) -> dict[str, BotAggregate]:
         """Per-bot aggregates over every finished game."""
         return aggregate((stored.record for stored in self.games()), names)

@@ -620,6 +620,18 @@ def _print_board(document: dict) -> None:
     Console().print(display._table(document))
 
 
+def _warn_start_failures(output: Path) -> None:
+    """Bots that did not start were played by the fallback: say so loudly, with the reason."""
+    with Store.open(output, create=False) as store:
+        failures = store.start_failures()
+    for bot, (games, detail) in failures.items():
+        print(
+            f"warning: bot {bot} did not start in {games} game(s), where a random fallback "
+            f"played for it: {detail}",
+            file=sys.stderr,
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.config and args.demo:
@@ -675,6 +687,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if args.quiet:
         _print_board(outcome.leaderboard)
+    _warn_start_failures(Path(config.output))
     if outcome.failed:
         for match_id, reason in outcome.failed:
             print(f"match {match_id} failed: {reason}", file=sys.stderr)
