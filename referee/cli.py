@@ -21,7 +21,8 @@ COMMANDS = {
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ohseven-referee",
-        description="Referee for Oh-Seven and Oh Hell bots: simulate, match, tourney, publish.",
+        description="Referee for Oh-Seven and Oh Hell bots: "
+        "simulate, match, check-bot, tourney, publish.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module_name in COMMANDS.items():
