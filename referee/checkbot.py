@@ -170,7 +170,9 @@ def determinism_checks(games: tuple[str, ...], seed: int = 0) -> list[Check]:
 class _Session:
     """One process of the bot, connected and welcomed, answering requests one at a time."""
 
-    def __init__(self, spec: BotSpec, config: SandboxConfig, clock: TimeControl) -> None:
+    def __init__(
+        self, spec: BotSpec, config: SandboxConfig, clock: TimeControl, seed: int = 0
+    ) -> None:
         self.spec = spec
         self.config = config
         self.clock = clock
@@ -200,6 +202,8 @@ class _Session:
                 "OHSEVEN_ENDPOINT": endpoint,
                 "OHSEVEN_SECRET": self.secret,
                 "OHSEVEN_NAME": spec.name,
+                # as a tournament does: a bot seeded from it can replay its games exactly
+                "OHSEVEN_SEED": str(seed),
             },
             config=config,
         )
@@ -411,7 +415,7 @@ def check_bot(
             if session is None or session.dead:
                 if session is not None:
                     session.close()
-                session = _Session(spec, config, clock)
+                session = _Session(spec, config, clock, seed)
                 start_fault = session.start()
             result, game = play_check(None if session.dead else session, check, clock)
             if start_fault is not None:
@@ -439,7 +443,7 @@ def _determinism(
     for check in determinism_checks(games, seed):
         runs = []
         for _ in range(2):
-            session = _Session(spec, config, clock)
+            session = _Session(spec, config, clock, seed)
             try:
                 fault = session.start()
                 if fault is not None:
