@@ -23,3 +23,40 @@ def play_random(game: Game, rng: random.Random, stop: Callable[[Game], bool] | N
 def random_play() -> Callable[..., Game]:
     """:func:`play_random`, for tests in any module."""
     return play_random
+
+
+#: A deterministic bot file for tournaments (same view, same answer), so that their results are
+#: reproducible; ``STYLE`` picks the lowest card, the highest, or one chosen by a stable hash of
+#: the view. It names the file it runs from on stderr (kept in the match logs).
+FIXED_BOT_SOURCE = """
+import sys
+import zlib
+from ohseven.sdk import Bot, run
+
+STYLE = {style!r}
+print("running", __file__, file=sys.stderr, flush=True)
+
+class Fixed(Bot):
+    name = "fixed-" + STYLE
+
+    def pick(self, view, options):
+        options = sorted(options, key=str)
+        if STYLE == "low":
+            return options[0]
+        if STYLE == "high":
+            return options[-1]
+        key = "|".join(map(str, (sorted(view.hand), options, view.trump)))
+        return options[zlib.crc32(key.encode()) % len(options)]
+
+    def choose_pass(self, view, count):
+        return sorted(view.legal, key=str)[:count]
+
+    def choose_bid(self, view):
+        return self.pick(view, view.legal)
+
+    def choose_play(self, view):
+        return self.pick(view, view.legal)
+
+if __name__ == "__main__":
+    run(Fixed)
+"""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXED_BOT_SOURCE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.referee.cluster import (
@@ -47,36 +48,6 @@ HERE = Path(__file__).resolve().parent
 ALLOWED_FAILURES = 1  # the test scheduler's: a match that kills 2 workers fails
 KILLER_MATCH = "m00001"
 
-#: A deterministic bot that names the file it runs from on stderr (kept in the match logs).
-BOT_SOURCE = """
-import sys, zlib
-from ohseven.sdk import Bot, run
-
-STYLE = {style!r}
-print("running", __file__, file=sys.stderr, flush=True)
-
-class Fixed(Bot):
-    name = "fixed-" + STYLE
-
-    def pick(self, view, options):
-        options = sorted(options, key=str)
-        if STYLE == "low":
-            return options[0]
-        key = "|".join(map(str, (sorted(view.hand), options, view.trump)))
-        return options[zlib.crc32(key.encode()) % len(options)]
-
-    def choose_pass(self, view, count):
-        return sorted(view.legal, key=str)[:count]
-
-    def choose_bid(self, view):
-        return self.pick(view, view.legal)
-
-    def choose_play(self, view):
-        return self.pick(view, view.legal)
-
-if __name__ == "__main__":
-    run(Fixed)
-"""
 
 CONFIG = """
 name: spread
@@ -106,7 +77,7 @@ def write_tournament(
     """A tournament of 3 bots (1 match) or 4 (4 matches), its bot files beside it."""
     (folder / "bots").mkdir(parents=True, exist_ok=True)
     for style in ("low", "hash"):
-        (folder / "bots" / f"{style}.py").write_text(BOT_SOURCE.format(style=style))
+        (folder / "bots" / f"{style}.py").write_text(FIXED_BOT_SOURCE.format(style=style))
     extra = "  - {name: hash2, file: bots/hash.py}\n" if four else ""
     heuristic = example_bots_dir() / "heuristic_bot.py"
     text = CONFIG.format(heuristic=heuristic, extra=extra, games=games, mode=mode, cluster=cluster)

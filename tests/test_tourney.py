@@ -15,44 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import FIXED_BOT_SOURCE
 from ohseven.referee.config import load_config
 from ohseven.referee.ratings import rate_games
 from ohseven.referee.schedule import build_schedule
 from ohseven.referee.store import Store
 from ohseven.referee.tourney import LEADERBOARD_NAME, run_tournament
-
-#: A deterministic bot (same view, same answer), so a tournament's results are reproducible.
-#: ``STYLE`` picks the lowest card, the highest, or one chosen by a stable hash of the view.
-BOT_SOURCE = """
-import zlib
-from ohseven.sdk import Bot, run
-
-STYLE = {style!r}
-
-class Fixed(Bot):
-    name = "fixed-" + STYLE
-
-    def pick(self, view, options):
-        options = sorted(options, key=str)
-        if STYLE == "low":
-            return options[0]
-        if STYLE == "high":
-            return options[-1]
-        key = "|".join(map(str, (sorted(view.hand), options, view.trump)))
-        return options[zlib.crc32(key.encode()) % len(options)]
-
-    def choose_pass(self, view, count):
-        return sorted(view.legal, key=str)[:count]
-
-    def choose_bid(self, view):
-        return self.pick(view, view.legal)
-
-    def choose_play(self, view):
-        return self.pick(view, view.legal)
-
-if __name__ == "__main__":
-    run(Fixed)
-"""
 
 CONFIG = """
 name: fixed
@@ -85,7 +53,7 @@ def tmp_path():
 def write_tournament(folder: Path, *, size: int = 3, games: int = 1, output: str = "out") -> Path:
     folder.chmod(0o755)
     for style in ("low", "high", "hash"):
-        (folder / f"{style}.py").write_text(BOT_SOURCE.format(style=style))
+        (folder / f"{style}.py").write_text(FIXED_BOT_SOURCE.format(style=style))
     path = folder / "t.yaml"
     path.write_text(CONFIG.format(size=size, games=games, output=output))
     return path
