@@ -2,7 +2,9 @@
 
 Runs a round-robin of fast deterministic bots (real bot processes, unsandboxed, through the real
 referee) twice, and reports games/s for each, the scaling ratio (goal >= 1.7x on 2 cores), and
-the share of the 1-worker run's wall time spent outside the bots (goal < 5%).
+the share of the 1-worker run's wall time spent outside the bots, split in two: the per-decision
+cost inside the games (the protocol's, whose own goal is benchmarks/protocol.py's) and the
+tournament's machinery outside them (ratings, database, scheduling, bot start-up: goal < 5%).
 
 **Time in the bots** is measured by the bots themselves: each decision function (``choose_*``,
 where a thinking bot thinks: here it burns ``--work`` CPU seconds, then picks a move by a stable
@@ -224,15 +226,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scaling 1 -> 2 workers: {wall1 / wall2:.2f}x (goal >= 1.7x)")
         print(
             f"time outside the bots (1 worker): {(wall1 - thinking) / wall1:.1%} "
-            f"(the bots think {thinking:.2f} s of {wall1:.2f} s; goal < 5%)"
+            f"(the bots think {thinking:.2f} s of {wall1:.2f} s), of which:"
         )
         print(
-            f"  inside the games: {(in_games - thinking) / wall1:.1%} "
+            f"  inside the games, per decision (transport, SDK, referee: the protocol's cost, "
+            f"see protocol.py): {(in_games - thinking) / wall1:.1%} "
             f"({(in_games - thinking) / decisions * 1e6:.0f} us per decision of {decisions})"
         )
         print(
-            f"  outside the games (bot start-up and shutdown, the tourney machinery): "
-            f"{(wall1 - in_games) / wall1:.1%} ({wall1 - in_games:.2f} s)"
+            f"  outside the games (ratings, database, scheduling, bots' start-up and shutdown): "
+            f"{(wall1 - in_games) / wall1:.1%} ({wall1 - in_games:.2f} s; goal < 5%)"
         )
         if spans < decisions:
             print(f"warning: {spans} decision intervals recorded, {decisions} decisions made")
