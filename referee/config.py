@@ -76,7 +76,7 @@ bots:
 schedule:
   type: round-robin
   repeats: 1
-  games_per_table: 2
+  games_per_table: 4
 time_control:
   move_seconds: 0.3
   bank_seconds: 5.0
