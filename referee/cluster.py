@@ -582,7 +582,12 @@ class ClusterPool:
                 else:
                     text = "".join(traceback.format_exception(error)).rstrip()
                     self.results.put(("error", index, f"the Dask task raised:\n{text}"))
-            elif not self._stopping.is_set():  # cancelled by someone else, or the data was lost
+            elif future.status == "lost" and not self._stopping.is_set():
+                # the match finished, but the worker holding its result died before we fetched
+                # it: play it again (nothing of it was recorded, so it is recorded once)
+                with self._lock:
+                    self._jobs.appendleft(job)
+            elif not self._stopping.is_set():  # cancelled by someone else
                 self.results.put(("error", index, f"the Dask task was {future.status}"))
         finally:
             future.release()

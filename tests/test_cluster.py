@@ -399,6 +399,34 @@ class TestWorkerDeath:
         assert not outcome.complete and outcome.leaderboard["games_played"] == 9
 
 
+class TestLostResults:
+    def test_a_result_lost_with_its_worker_is_played_again(
+        self, cluster: LoopbackCluster, tmp_path: Path
+    ) -> None:
+        """A match whose finished result died with its worker is submitted again, not failed."""
+
+        class LostFuture:  # what Dask reports when the worker holding a result died
+            status = "lost"
+
+            def release(self) -> None:
+                pass
+
+        config = load_config(write_tournament(tmp_path))
+        match = build_schedule(config)[0]
+        job = (match.index, match.spec, sandbox_config(config), None, play_match)
+        pool = ClusterPool(cluster.address)
+        try:
+            with pool._lock:
+                pool._inflight[LostFuture()] = (job, None)
+            pool._collect(next(iter(pool._inflight)))
+            pool.close_input()
+            kind, index, payload = pool.results.get(timeout=120)
+            assert (kind, index) == ("done", match.index)
+            assert len(payload[0]) == match.games
+        finally:
+            pool.stop()
+
+
 class TestClusterErrors:
     def test_unreachable_scheduler_is_a_clear_error(self) -> None:
         """No scheduler at the address: ClusterError naming it, no traceback."""
