@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ohseven.referee.config import (
     DEMO_CONFIG,
+    TOP_KEYS,
     ConfigError,
     demo_config,
     load_config,
@@ -213,21 +214,7 @@ class TestErrors:
     @given(st.dictionaries(st.text(min_size=1, max_size=8), st.integers(), max_size=4))
     def test_unknown_top_keys_are_always_reported(self, extra: dict) -> None:
         """Any unknown top-level key is reported with its own name and line."""
-        known = {
-            "name",
-            "game",
-            "rules",
-            "table_size",
-            "bots",
-            "schedule",
-            "time_control",
-            "sandbox",
-            "ratings",
-            "workers",
-            "output",
-            "seed",
-            "replays",
-        }
+        known = set(TOP_KEYS)
         extra = {k: v for k, v in extra.items() if k.isidentifier() and k not in known}
         text = "name: x\ngame: oh-seven\ntable_size: 2\n" + "".join(
             f"{key}: {value}\n" for key, value in extra.items()
