@@ -8,7 +8,7 @@ from __future__ import annotations
 if __package__ in (None, ""):  # run as a script: python example_bots/random_bot.py
     __package__ = "ohseven.example_bots"
 
-from ..sdk import Bot, View, run
+from ..sdk import Bot, run
 
 __all__ = ["BOT_NAME", "BOT_CLASS", "RandomBot"]
 
@@ -16,18 +16,9 @@ BOT_NAME = "random"
 
 
 class RandomBot(Bot):
-    """Every decision uniformly at random among the legal moves."""
+    """Every decision uniformly at random among the legal moves: the SDK's default choices."""
 
     name = BOT_NAME
-
-    def choose_pass(self, view: View, count: int) -> list[str]:
-        return self.rng.sample(view.legal, count)
-
-    def choose_bid(self, view: View) -> str | int:
-        return self.rng.choice(view.legal)
-
-    def choose_play(self, view: View) -> str:
-        return self.rng.choice(view.legal)
 
 
 BOT_CLASS = RandomBot
