@@ -38,9 +38,12 @@ __all__ = ["play_match", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
 DEFAULT_DROP_AFTER_FAULTS = 10
 SHUTDOWN_SECONDS = 2.0
 _PROCESS_CHECK_SECONDS = 0.05
+#: the longest a receive blocks: the loop then checks the processes and the deadlines
+_WAIT_MS = 50
 _SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
 _NOBLOCK = int(zmq.NOBLOCK)
-_RCVTIMEO, _RCVMORE = int(zmq.RCVTIMEO), int(zmq.RCVMORE)
+# the options as their enum members: pyzmq converts a plain int to one on every call
+_RCVTIMEO, _RCVMORE = zmq.SocketOption.RCVTIMEO, zmq.SocketOption.RCVMORE
 
 
 _KIND = {phase: phase.value for phase in Phase}  # a request's kind in each phase
@@ -172,6 +175,7 @@ class _Referee:
         sock.setsockopt(zmq.RCVHWM, 1000)
         sock.setsockopt(zmq.SNDHWM, 1000)
         self.socket = sock
+        self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
         for bot in self.bots:
             bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
             os.mkdir(bot.socket_dir, 0o700)
@@ -231,7 +235,7 @@ class _Referee:
             now = time.monotonic()
             if not waiting or now >= deadline:
                 break
-            self._pump(min(deadline - now, _PROCESS_CHECK_SECONDS))
+            self._pump(deadline - now)
         for bot in waiting:
             self._lose(
                 bot,
@@ -294,13 +298,18 @@ class _Referee:
     # -- messages
 
     def _pump(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds for a message and handle it (one message per call).
+        """Wait up to ``timeout`` seconds (at most ``_WAIT_MS``) for a message and handle it
+        (one message per call).
 
         A blocking receive with a timeout wakes as soon as the frame is there, where a poll
-        followed by a receive costs a second call; callers loop anyway, so one is enough.
+        followed by a receive costs a second call; callers loop anyway, so one is enough. The
+        cap keeps the timeout the same from one decision to the next, so it is rarely set.
         """
         sock = self.socket
-        sock.setsockopt(_RCVTIMEO, max(0, int(timeout * 1000 + 0.999)))
+        timeout_ms = min(_WAIT_MS, max(0, int(timeout * 1000 + 0.999)))
+        if timeout_ms != self.receive_timeout_ms:
+            sock.setsockopt(_RCVTIMEO, timeout_ms)
+            self.receive_timeout_ms = timeout_ms
         try:
             frames = [sock.recv()]
         except zmq.Again:
@@ -471,7 +480,7 @@ class _Referee:
             else:
                 first = min(r.deadline for r in outstanding.values()) if outstanding else now
             if now < first:
-                self._pump(min(first, self.last_check + _PROCESS_CHECK_SECONDS) - now)
+                self._pump(first - now)
                 continue
             for seat, request in list(outstanding.items()):
                 if now >= request.deadline and outstanding.get(seat) is request:

@@ -328,8 +328,8 @@ class Request:
     sent: float  # monotonic time it was sent
     deadline: float  # monotonic time it times out
     bank_ms: int = 0  # what was left of the seat's bank when it was sent
-    #: ``legal`` as a set for long lists; empty: ``legal`` itself is searched (a short list)
-    legal_set: frozenset = attrs.field(factory=frozenset)
+    #: ``legal`` as a set for long lists; empty or None: ``legal`` itself is searched
+    legal_set: frozenset | None = None
 
 
 @attrs.frozen

@@ -124,12 +124,19 @@ class Driver:
         self.errors = 0  # answers replaced by a random legal move
         # the hooks the bot overrides (the base class's are no-ops and are not called)
         self._hooks = {name: _overridden(bot, name) for name in _HOOKS}
+        self._lazy = not any(self._hooks.values())
 
     def feed(self, events: Sequence[Mapping[str, Any]]) -> None:
-        """Apply ``events`` to the view and call the bot's hooks."""
+        """Apply ``events`` to the view and call the bot's hooks.
+
+        Without hooks the events are only queued: the view folds them when the bot reads it.
+        """
         view = self.view
-        apply = view.apply
         hooks = self._hooks
+        if self._lazy:
+            View.defer(view, events)  # through the class, as in ``decide``
+            return
+        apply = view.apply
         on_event = hooks["on_event"]
         for event in events:
             apply(event)
@@ -158,13 +165,15 @@ class Driver:
 
     def decide(self, request: Mapping[str, Any]) -> Any:
         """The move (wire value) answering ``request``: always legal unless strict."""
-        self.feed(request.get("events") or ())
+        events = request.get("events")
+        if events:
+            self.feed(events)
         view = self.view
-        view.set_request(request)
-        kind = view.kind
+        # through the class: a view with queued events would check every instance lookup
+        kind, legal, count = View.set_request(view, request)
         try:
             if kind == "pass":
-                answer: Any = self.bot.choose_pass(view, view.count)
+                answer: Any = self.bot.choose_pass(view, count)
             elif kind == "bid":
                 answer = self.bot.choose_bid(view)
             elif kind == "play":
@@ -182,11 +191,11 @@ class Driver:
                 f"{traceback.format_exc()}"
             )
             return self._random(view)
-        move = _normalise(kind, answer, view)
+        move = _normalise(kind, answer, legal, count)
         if move is None:
             message = (
                 f"choose_{kind} returned {answer!r}, which is not legal "
-                f"(legal: {view.legal}{f', count {view.count}' if kind == 'pass' else ''})"
+                f"(legal: {legal}{f', count {count}' if kind == 'pass' else ''})"
             )
             if self.strict:
                 raise BotAnswerError(message)
@@ -201,14 +210,15 @@ class Driver:
         return self.rng.choice(view.legal)
 
 
-def _normalise(kind: str | None, answer: Any, view: View) -> Any:
-    """``answer`` as a wire value if it is legal, else ``None``."""
-    legal = view.legal
+def _normalise(kind: str | None, answer: Any, legal: list[Any], count: int) -> Any:
+    """``answer`` as a wire value if it is legal for a request of ``kind``, else ``None``."""
+    if type(answer) is str and kind != "pass":  # a card, the usual answer
+        return answer if answer in legal else None
     if kind == "pass":
         if isinstance(answer, str) or not isinstance(answer, Sequence):
             return None
         cards = list(answer)
-        if len(cards) != view.count or any(not isinstance(c, str) for c in cards):
+        if len(cards) != count or any(not isinstance(c, str) for c in cards):
             return None
         if Counter(cards) - Counter(legal):
             return None

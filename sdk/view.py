@@ -3,7 +3,11 @@
 :class:`View` holds everything one seat may know: its hand, the bids, the current trick, the
 cards seen, the passes it gave and received, and what follows from them (the suits a seat is
 known to be out of, the cards known to be in another seat's hand). Applying an event is a few
-dictionary and list operations, so folding the events of every request costs next to nothing.
+dictionary and list operations.
+
+The SDK's driver folds lazily: events are queued and folded when the bot first reads something
+they decide, so a bot that reads only the request (``legal``, ``kind``, ``count``, the time
+left) never pays for the view, and one that reads it pays once per decision, not per event.
 
 Cards are strings on the wire (``"7S"``, ``"TH"``); :func:`rank` and :func:`suit` parse them.
 """
@@ -102,6 +106,7 @@ class View:
         self.count = 0
         self.time_ms = 0
         self.bank_ms = 0
+        self._queue: list[Any] = []  # events (and request kinds) not folded yet, see ``defer``
         self._reset_round(0, 0)
 
     # -- folding
@@ -146,17 +151,54 @@ class View:
         for event in events:
             self.apply(event)
 
-    def set_request(self, request: Mapping[str, Any]) -> None:
-        """Record a request's decision: ``kind``, ``legal``, ``count`` and the time left."""
-        self.kind = request.get("kind")
+    def defer(self, events: Iterable[Mapping[str, Any]]) -> None:
+        """Queue ``events``: they are applied, in order, when the view is next read.
+
+        Reading the request's fields (``legal``, ``kind``, ``count``, ``time_ms``,
+        ``bank_ms``) does not fold; reading anything else folds first. Errors of
+        :meth:`apply` (:class:`ViewError`) are raised by that read.
+        """
+        queue = self._queue
+        queue.extend(events)
+        if len(queue) > _MAX_QUEUED:  # a bot that never reads the view: bound the memory
+            self.fold()
+        elif queue:
+            self.__class__ = _UnfoldedView
+
+    def fold(self) -> None:
+        """Apply the queued events now (reading the view does it by itself)."""
+        queue = self._queue
+        if type(self) is _UnfoldedView:
+            self.__class__ = View
+        if not queue:
+            return
+        self._queue = []
+        for item in queue:
+            if type(item) is str:  # a request's kind, queued by set_request
+                self.phase = item
+            else:
+                self.apply(item)
+
+    def set_request(self, request: Mapping[str, Any]) -> tuple[str | None, list[Any], int]:
+        """Record a request's decision: ``kind``, ``legal``, ``count`` and the time left.
+
+        Returns ``(kind, legal, count)`` as recorded.
+        """
+        kind = self.kind = request.get("kind")
         legal = request.get("legal")
         # a decoded request's list is the view's own (no copy); anything else is copied
-        self.legal = legal if type(legal) is list else list(legal or [])
-        self.count = int(request.get("count") or 0)
+        if type(legal) is not list:
+            legal = list(legal or [])
+        self.legal = legal
+        count = self.count = int(request.get("count") or 0)
         self.time_ms = int(request.get("time_ms") or 0)
         self.bank_ms = int(request.get("bank_ms") or 0)
-        if self.kind in ("pass", "bid", "play"):
-            self.phase = self.kind
+        if kind in ("pass", "bid", "play"):
+            if self._queue:  # the phase follows the queued events
+                self._queue.append(kind)
+            else:
+                self.phase = kind
+        return kind, legal, count
 
     def _on_game(self, e: Mapping[str, Any]) -> None:
         self.game = e["game"]
@@ -341,6 +383,26 @@ class View:
             f"phase {self.phase}, hand {self.hand})"
         )
 
+
+class _UnfoldedView(View):
+    """A :class:`View` with queued events (see :meth:`View.defer`).
+
+    The first read of an attribute the events decide folds them and turns the object back into
+    a plain :class:`View`, so later reads cost what they always do.
+    """
+
+    def __getattribute__(self, name: str) -> Any:
+        if name not in _READ_WITHOUT_FOLD:
+            View.fold(self)
+        return object.__getattribute__(self, name)
+
+
+#: what a bot may read of a view with queued events without folding them: the request's
+#: fields, and what the driver itself uses
+_READ_WITHOUT_FOLD = frozenset(
+    {"legal", "kind", "count", "time_ms", "bank_ms", "_queue", "defer", "fold", "set_request"}
+)
+_MAX_QUEUED = 1024
 
 _HANDLERS = {
     "game": View._on_game,

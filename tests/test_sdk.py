@@ -142,6 +142,38 @@ class TestLocalGames:
         assert len(totals) == 3
 
 
+class TestLazyView:
+    @pytest.mark.parametrize(
+        ("game", "players", "options"),
+        [("oh-seven", 4, {"passing": True}), ("oh-seven", 6, None), ("oh-hell", 4, None)],
+    )
+    def test_queued_events_play_like_eager_folding(self, game, players, options):
+        """A bot without hooks (events queued) plays exactly as one with a hook (folded eagerly)."""
+        from ohseven.example_bots.heuristic_bot import HeuristicBot
+
+        moves: dict[str, list] = {"lazy": [], "eager": []}
+
+        def recording(kind, hook):
+            class Recording(HeuristicBot):
+                def choose_play(self, view):
+                    card = super().choose_play(view)
+                    moves[kind].append((view.seat, view.round, list(view.hand), card))
+                    return card
+
+            if hook:
+                Recording.on_event = lambda self, view, event: None
+            return Recording
+
+        results = {}
+        for kind in moves:
+            bot_class = recording(kind, hook=kind == "eager")
+            bots = [bot_class(seed=s) for s in range(players)]
+            results[kind] = local_game(bots, game=game, seed=5, options=options).totals
+            assert Driver(bots[0])._lazy is (kind == "lazy")
+        assert moves["lazy"] == moves["eager"] and results["lazy"] == results["eager"]
+        assert len(moves["lazy"]) > 20
+
+
 def bot_command(name, *args):
     return (sys.executable, os.path.join(EXAMPLES, f"{name}_bot.py"), *args)
 

@@ -253,3 +253,103 @@ class TestErrors:
         """Events before the game event are rejected."""
         with pytest.raises(ViewError, match="before the game"):
             View().apply({"type": "deal", "hand": []})
+
+
+def _snapshot(view):
+    """Everything the view knows (reading it folds what is queued)."""
+    view.fold()
+    return {k: v for k, v in vars(view).items() if k != "_queue"}
+
+
+def _decisions(game_name, players, seed, seat, options):
+    """``seat``'s part of a random game as the referee sends it: (events, request) pairs."""
+    import random
+
+    from ohseven.referee.protocol import EventFeed, MoveCodec
+    from ohseven.referee.rules import Phase, new_game
+
+    engine = new_game(game_name, players, seed, options)
+    codec = MoveCodec(engine)
+    prefix = {
+        "type": "game",
+        "index": 0,
+        "game": game_name,
+        "players": players,
+        "seat": seat,
+        "rounds": engine.rounds,
+        "rules": engine.rules.as_dict(),
+    }
+    feed = EventFeed(engine, seat, prefix=[prefix])
+    rng = random.Random(seed)
+    out = []
+    while engine.phase is not Phase.OVER:
+        for actor in engine.to_act:
+            legal, count = codec.legal_to_wire(actor)
+            if actor == seat:
+                kind = engine.phase.value
+                out.append((feed.take(), {"kind": kind, "legal": legal, "count": count}))
+            if count:
+                engine.push(actor, tuple(rng.sample(engine.hands[actor], count)))
+            else:
+                engine.push(actor, rng.choice(list(engine.legal_moves(actor))))
+            break
+    out.append((feed.take(), None))
+    return out
+
+
+class TestLazyFolding:
+    @pytest.mark.parametrize(
+        ("game", "players", "options"),
+        [
+            ("oh-seven", 4, None),
+            ("oh-seven", 5, {"passing": True}),
+            ("oh-hell", 3, None),
+            ("oh-hell", 4, {"simultaneous_bids": True}),
+        ],
+    )
+    def test_deferred_view_equals_eager_view(self, game, players, options):
+        """Queued events and requests fold to exactly the eager view, at every decision."""
+        eager, lazy = View(), View()
+        for events, request in _decisions(game, players, 7, 1, options):
+            eager.apply_all(events)
+            lazy.defer(events)
+            if request is not None:
+                eager.set_request(request)
+                lazy.set_request(request)
+                assert lazy.legal == request["legal"]  # the request is readable unfolded
+                assert type(lazy) is not View  # ... and did not fold the events
+            assert _snapshot(lazy) == _snapshot(eager)
+            assert type(lazy) is View
+
+    def test_phase_follows_queued_events_then_request(self):
+        """A request's kind sets the phase after the events queued before it are folded."""
+        view = View()
+        view.defer([game_event(), {"type": "round", "round": 0, "deal": 0, "hand_size": 7}])
+        view.set_request({"kind": "pass", "legal": ["0C"], "count": 1})
+        assert view.phase == "pass"
+        view.defer([{"type": "round", "round": 1, "deal": 0, "hand_size": 6}])
+        assert view.phase == "bid"  # the round event came after the request
+
+    def test_any_read_folds(self):
+        """Reading any attribute the events decide folds the queue first."""
+        view = View()
+        view.defer([game_event(seat=2)])
+        assert view.seat == 2
+        view.defer([{"type": "round", "round": 0, "deal": 0, "hand_size": 7}])
+        assert view.hand_count(2) == 0 and view.round == 0
+
+    def test_queue_is_bounded(self):
+        """A bot that never reads the view does not grow the queue without end."""
+        view = View()
+        view.defer([game_event()])
+        for _ in range(5000):
+            view.defer([{"type": "round", "round": 0, "deal": 0, "hand_size": 7}])
+            assert len(view._queue) <= 1025
+        assert view.round == 0
+
+    def test_errors_surface_on_read(self):
+        """An unknown event is reported by the read that folds it."""
+        view = View()
+        view.defer([game_event(), {"type": "nonsense"}])
+        with pytest.raises(ViewError, match="nonsense"):
+            _ = view.hand
