@@ -444,6 +444,7 @@ class _Referee:
         outstanding = state.outstanding
         seats, banks, feeds, codec = state.seats, state.banks, state.feeds, state.codec
         monotonic = time.monotonic
+        send = self.socket.send
         while not game.is_over:
             fell_back = False
             for seat in game.to_act:
@@ -469,7 +470,12 @@ class _Referee:
                 )
                 self.next_id += 1
                 outstanding[seat] = request
-                self._send(bot.routing_id, bot.connection.request(request, feeds[seat].take()))
+                frame = bot.connection.request(request, feeds[seat].take())
+                try:  # as ``_send``, inline on the hot path
+                    send(bot.routing_id, _SEND_MORE)
+                    send(frame, _NOBLOCK)
+                except zmq.ZMQError:
+                    pass
             if fell_back or not outstanding:
                 continue
             now = monotonic()

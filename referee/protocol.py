@@ -63,10 +63,8 @@ MAX_LIST = 64  # longest list (or map) in an inbound message
 MAX_LABEL = 64  # longest ``bot`` label in a hello
 MAX_SECRET = 256
 
+# msgpack >= 1.0 already decodes str as str, lists as lists and only str/bytes map keys
 _UNPACK_LIMITS = {
-    "raw": False,
-    "strict_map_key": True,
-    "use_list": True,
     "max_str_len": MAX_FRAME,
     "max_bin_len": 0,
     "max_array_len": MAX_LIST,
