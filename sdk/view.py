@@ -156,13 +156,23 @@ class View:
 
         Reading the request's fields (``legal``, ``kind``, ``count``, ``time_ms``,
         ``bank_ms``) does not fold; reading anything else folds first. Errors of
-        :meth:`apply` (:class:`ViewError`) are raised by that read.
+        :meth:`apply` (:class:`ViewError`) are raised by that read. The queue is bounded: past
+        ``_MAX_QUEUED`` items, the events before the last ``game`` event (which resets the
+        view) are dropped, and if that is not enough the queue is folded.
         """
         queue = self._queue
         queue.extend(events)
         if len(queue) > _MAX_QUEUED:  # a bot that never reads the view: bound the memory
-            self.fold()
-        elif queue:
+            # a game event starts the view afresh: what is queued before the last one is moot
+            for i in range(len(queue) - 1, 0, -1):
+                item = queue[i]
+                if type(item) is not str and item.get("type") == "game":
+                    del queue[:i]
+                    break
+            if len(queue) > _MAX_QUEUED:
+                self.fold()
+                return
+        if queue:
             self.__class__ = _UnfoldedView
 
     def fold(self) -> None:

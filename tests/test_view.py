@@ -347,6 +347,25 @@ class TestLazyFolding:
             assert len(view._queue) <= 1025
         assert view.round == 0
 
+    def test_finished_games_are_dropped_unfolded(self, monkeypatch):
+        """Past the bound, queued games before the last game event are dropped, not folded."""
+        import ohseven.sdk.view as view_module
+
+        monkeypatch.setattr(view_module, "_MAX_QUEUED", 500)  # a game is 338 items here
+        eager, lazy = View(), View()
+        for seed in range(3):
+            for events, request in _decisions("oh-seven", 4, seed, 2, None):
+                events = [{**e, "index": seed} if e["type"] == "game" else e for e in events]
+                eager.apply_all(events)
+                lazy.defer(events)
+                if request is not None:
+                    eager.set_request(request)
+                    View.set_request(lazy, request)
+        queued = lazy._queue
+        assert 0 < len(queued) <= 501 and type(lazy) is not View  # never folded
+        assert queued[0]["type"] == "game" and queued[0]["index"] == 2  # the last game only
+        assert _snapshot(lazy) == _snapshot(eager)
+
     def test_errors_surface_on_read(self):
         """An unknown event is reported by the read that folds it."""
         view = View()
