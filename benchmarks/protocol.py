@@ -12,8 +12,10 @@ The goal row is 4 copies of the SDK's random bot (``example_bots/random_bot.py``
 ``lean`` row runs this file as a bot that does exactly the floor's work per request (unpack,
 pick, pack, no SDK), so the difference between it and the floor is the referee's own time.
 
-Every row is measured ``--repeat`` times, interleaved, and the best (lowest) value of each row
-is printed, and the ratios of those: another load on the machine only ever slows a run down.
+Every row is measured ``--repeat`` times, interleaved, one run each (the floor's run has about
+as many round trips as the match has decisions), and the best (lowest) value of each row is
+printed, and the ratios of those: another load on the machine only ever slows a run down, and
+every row gets the same number of chances at a quiet moment.
 The goal is a decision of the random bot in a match <= 1.3x the floor.
 
 Run: ``python benchmarks/protocol.py [--round-trips N] [--games N] [--repeat N] [--bot PATH]``
@@ -91,8 +93,8 @@ def lean_bot() -> int:
 
 
 def floor(round_trips: int, echoes: int = 1) -> float:
-    """Seconds per round trip of the bare transport with msgpack on both sides (the best of
-    three runs), to ``echoes`` processes in turn."""
+    """Seconds per round trip of the bare transport with msgpack on both sides, to ``echoes``
+    processes in turn (one run: like every row, it gets one chance per ``--repeat``)."""
     directory = tempfile.mkdtemp(prefix="ohseven-bench-")
     endpoint = f"ipc://{directory}/s"
     context = zmq.Context()
@@ -104,15 +106,17 @@ def floor(round_trips: int, echoes: int = 1) -> float:
         child.start()
     rids = [sock.recv_multipart()[0] for _ in children]
     request = dict(REQUEST)
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        for i in range(round_trips):
-            request["id"] = i + 1
-            sock.send_multipart([rids[i % echoes], msgpack.packb(request)])
-            _, reply = sock.recv_multipart()
-            msgpack.unpackb(reply)
-        best = min(best, (time.perf_counter() - started) / round_trips)
+    for i in range(200):  # warm up: the first round trips set up the pipes
+        request["id"] = i + 1
+        sock.send_multipart([rids[i % echoes], msgpack.packb(request)])
+        sock.recv_multipart()
+    started = time.perf_counter()
+    for i in range(round_trips):
+        request["id"] = i + 1
+        sock.send_multipart([rids[i % echoes], msgpack.packb(request)])
+        _, reply = sock.recv_multipart()
+        msgpack.unpackb(reply)
+    per = (time.perf_counter() - started) / round_trips
     for rid in rids:
         sock.send_multipart([rid, msgpack.packb({"type": "shutdown"})])
     for child in children:
@@ -120,7 +124,7 @@ def floor(round_trips: int, echoes: int = 1) -> float:
     sock.close(0)
     context.term()
     shutil.rmtree(directory, ignore_errors=True)
-    return best
+    return per
 
 
 def match(bot: tuple[str, ...], games: int, mode: str) -> tuple[float, int]:
@@ -153,9 +157,9 @@ def random_bot() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--round-trips", type=int, default=3000)
+    parser.add_argument("--round-trips", type=int, default=4500)
     parser.add_argument("--games", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of every row (best kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of every row (best kept)")
     parser.add_argument(
         "--bot", help="a Python bot file for the goal row (default: the SDK's random bot)"
     )
