@@ -172,7 +172,7 @@ class View:
             if len(queue) > _MAX_QUEUED:
                 self.fold()
                 return
-        if queue:
+        if queue and type(self) is not _UnfoldedView:
             self.__class__ = _UnfoldedView
 
     def fold(self) -> None:
