@@ -39,7 +39,7 @@ DEFAULT_DROP_AFTER_FAULTS = 10
 SHUTDOWN_SECONDS = 2.0
 _PROCESS_CHECK_SECONDS = 0.05
 #: the longest a receive blocks: the loop then checks the processes and the deadlines
-_WAIT_MS = 50
+_WAIT_MS = round(_PROCESS_CHECK_SECONDS * 1000)
 _SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
 _NOBLOCK = int(zmq.NOBLOCK)
 # the options as their enum members: pyzmq converts a plain int to one on every call

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
+from ohseven.referee.protocol import EventFeed, MoveCodec
+from ohseven.referee.rules import Phase, new_game
 from ohseven.sdk.view import View, ViewError, card_key, deck_names, rank, suit
 
 
@@ -263,22 +267,10 @@ def _snapshot(view):
 
 def _decisions(game_name, players, seed, seat, options):
     """``seat``'s part of a random game as the referee sends it: (events, request) pairs."""
-    import random
-
-    from ohseven.referee.protocol import EventFeed, MoveCodec
-    from ohseven.referee.rules import Phase, new_game
-
     engine = new_game(game_name, players, seed, options)
     codec = MoveCodec(engine)
-    prefix = {
-        "type": "game",
-        "index": 0,
-        "game": game_name,
-        "players": players,
-        "seat": seat,
-        "rounds": engine.rounds,
-        "rules": engine.rules.as_dict(),
-    }
+    prefix = game_event(game_name, players, seat, **engine.rules.as_dict())
+    prefix["rounds"] = engine.rounds
     feed = EventFeed(engine, seat, prefix=[prefix])
     rng = random.Random(seed)
     out = []
