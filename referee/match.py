@@ -323,6 +323,12 @@ class _Referee:
     def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
         bot = self.by_rid.get(rid)
+        state = self.state
+        if bot is not None and state is not None and len(frames) == 2:
+            answer = bot.connection.accept(frames[1], state.codec)
+            if answer is not None:  # the usual case: the legal move asked for
+                self._apply(state, *answer)
+                return
         message = wire.decode(frames[1]) if len(frames) == 2 else None
         if message is None:
             message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
@@ -330,24 +336,27 @@ class _Referee:
             if type(message) is wire.Hello:
                 self._hello(rid, message)
             return  # unauthenticated frames are dropped
-        state = self.state
         result = bot.connection.receive(message, state.codec if state else None)
         if result is None or type(result) is wire.Late:
             return
         if type(result) is wire.Accepted:
-            request = result.request
-            state.outstanding.pop(request.seat, None)
             bot.connection.answered()
-            over = time.monotonic() - request.sent - self.spec.time_control.move_seconds
-            if over > 0:
-                state.banks[request.seat] = max(0.0, state.banks[request.seat] - over)
-            try:
-                state.game.push(request.seat, result.move)
-            except RulesError as error:  # the codec checked the legal list: should not happen
-                state.faults.append(Fault(request.seat, FaultStatus.ILLEGAL, str(error)))
-                state.fallback(request.seat)
+            self._apply(state, result.request, result.move)
             return
         self._fault(bot, result.status, result.detail)
+
+    def _apply(self, state: _GameState, request: wire.Request, move: Any) -> None:
+        """Play the accepted ``move`` answering ``request``; charge any overtime to the bank."""
+        seat = request.seat
+        state.outstanding.pop(seat, None)
+        over = time.monotonic() - request.sent - self.spec.time_control.move_seconds
+        if over > 0:
+            state.banks[seat] = max(0.0, state.banks[seat] - over)
+        try:
+            state.game.push(seat, move)
+        except RulesError as error:  # the codec checked the legal list: should not happen
+            state.faults.append(Fault(seat, FaultStatus.ILLEGAL, str(error)))
+            state.fallback(seat)
 
     def _hello(self, rid: bytes, hello: wire.Hello) -> None:
         for bot in self.bots:

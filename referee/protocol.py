@@ -16,6 +16,7 @@ see, in order, with the ``"to"`` key of private events removed.
 from __future__ import annotations
 
 import enum
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -71,6 +72,7 @@ _UNPACK_LIMITS = {
     "max_map_len": MAX_LIST,
     "max_ext_len": 0,
 }
+_unpack = functools.partial(msgpack.unpackb, **_UNPACK_LIMITS)
 _PLAIN = (str, int, float, type(None), bool)
 _SCALAR_TYPES = frozenset(_PLAIN)  # exact types msgpack decodes scalars to
 
@@ -151,7 +153,7 @@ def decode(frame: bytes) -> Hello | MoveReply | Invalid:
             FaultStatus.MALFORMED, f"a message of {len(frame)} bytes (limit {MAX_FRAME})"
         )
     try:
-        message = msgpack.unpackb(frame, **_UNPACK_LIMITS)
+        message = _unpack(frame)
     except Exception as exc:  # msgpack raises many types (ValueError, StackError, ExtraData...)
         return Invalid(FaultStatus.MALFORMED, f"not a msgpack message: {type(exc).__name__}")
     if type(message) is not dict:
@@ -381,6 +383,44 @@ class Connection:
                 "bank_ms": request.bank_ms,
             }
         )
+
+    def accept(self, frame: bytes, codec: MoveCodec) -> tuple[Request, Any] | None:
+        """The usual reply in one step: ``(request, engine move)`` when ``frame`` is exactly
+        ``{type: "move", id, move}`` answering the pending request with a legal card (or Oh
+        Hell bid); the request is then answered. None for anything else, with nothing changed:
+        :func:`decode` and :meth:`receive` classify that frame.
+
+        The referee's hot path: one unpack and a few checks, no intermediate messages. What it
+        accepts, :func:`decode` and :meth:`receive` accept too, with the same move.
+        """
+        pending = self.pending
+        if pending is None or len(frame) > MAX_FRAME:
+            return None
+        try:
+            message = _unpack(frame)
+        except Exception:  # noqa: BLE001 - the full path names the fault
+            return None
+        if type(message) is not dict or len(message) != 3 or message.get("type") != "move":
+            return None
+        ident = message.get("id")
+        if type(ident) is not int or ident != pending.id:
+            return None
+        wire = message.get("move")
+        kind = pending.kind
+        if kind == "play" or (kind == "bid" and not codec.numeric_bids):
+            if type(wire) is not str or wire not in (pending.legal_set or pending.legal):
+                return None
+            move = codec.index[wire]
+        elif kind == "bid":
+            if type(wire) is not int or wire not in (pending.legal_set or pending.legal):
+                return None
+            move = wire
+        else:  # a pass: rare, checked by the full path
+            return None
+        self.expired.add(ident)
+        self.pending = None
+        self.state = State.READY
+        return pending, move
 
     def expire(self) -> Request | None:
         """Give up on the pending request (timeout or fault); a later reply to it is late."""

@@ -209,6 +209,114 @@ class TestConnection:
             connection.request(request_for(game, 0, 1), [])
 
 
+def games_at_every_kind(seed: int) -> list:
+    """Games stopped at a decision of each kind: Oh-Seven bid (a card), pass and play, Oh Hell
+    bid (a number)."""
+    stops = []
+    for name, options, phases in (
+        ("oh-seven", {"passing": True}, (Phase.BID, Phase.PASS, Phase.PLAY)),
+        ("oh-hell", {}, (Phase.BID,)),
+    ):
+        for phase in phases:
+            game = new_game(name, 3, seed, options)
+            rng = random.Random(seed)
+            while not game.is_over and game.phase is not phase:
+                seat = game.to_act[0]
+                game.push(seat, rng.choice(list(game.legal_moves(seat))))
+            if not game.is_over:
+                stops.append(game)
+    return stops
+
+
+class TestAccept:
+    """``Connection.accept``: the referee's one-step path for the usual reply."""
+
+    def awaiting(self, game, ident: int = 7):
+        connection = wire.Connection("bot", "s3cret")
+        connection.hello(wire.Hello(1, "s3cret", ""))
+        request = request_for(game, game.to_act[0], ident)
+        connection.request(request, [])
+        return connection, request
+
+    def test_usual_reply_is_accepted(self):
+        """A legal card answering the pending id is played; a repeat of it is then late."""
+        game = new_game("oh-seven", 3, 1)
+        connection, request = self.awaiting(game)
+        codec = wire.MoveCodec(game)
+        answer = connection.accept(move(7, request.legal[0]), codec)
+        assert answer == (request, game.deck.parse(request.legal[0]))
+        assert connection.state is wire.State.READY and connection.pending is None
+        assert connection.accept(move(7, request.legal[0]), codec) is None
+        assert connection.receive(wire.decode(move(7, request.legal[0])), codec) == wire.Late(7)
+
+    def test_numeric_bid_is_accepted(self):
+        """An Oh Hell bid (a number of tricks) in the legal list is accepted as that number."""
+        game = new_game("oh-hell", 3, 1)
+        connection, request = self.awaiting(game)
+        assert connection.accept(move(7, request.legal[-1]), wire.MoveCodec(game)) == (
+            request,
+            request.legal[-1],
+        )
+
+    @pytest.mark.parametrize(
+        "frame",
+        [
+            move(7, "ZZ"),  # not a card
+            move(8, "0C"),  # another id
+            pack({"type": "move", "id": True, "move": "0C"}),  # a bool is no id
+            pack({"type": "move", "id": 7.0, "move": "0C"}),
+            pack({"type": "move", "id": 7, "move": "0C", "extra": 1}),
+            pack({"type": "move", "id": 7}),
+            pack(["move", 7, "0C"]),
+            b"\xc1",
+            b"",
+        ],
+    )
+    def test_anything_else_is_left_to_the_full_path(self, frame):
+        """Every other frame returns None and leaves the request pending."""
+        game = new_game("oh-seven", 3, 1)
+        connection, request = self.awaiting(game)
+        assert connection.accept(frame, wire.MoveCodec(game)) is None
+        assert connection.pending is request and connection.state is wire.State.AWAITING_MOVE
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.integers(0, 2**16),
+        st.data(),
+    )
+    def test_agrees_with_decode_and_receive(self, seed, data):
+        """What accept takes, decode + receive accept with the same move; it changes nothing
+        when it declines."""
+        for game in games_at_every_kind(seed):
+            connection, request = self.awaiting(game)
+            codec = wire.MoveCodec(game)
+            value = data.draw(
+                st.sampled_from(request.legal)
+                | st.sampled_from(list(game.deck.names))
+                | st.lists(st.sampled_from(list(game.deck.names)), max_size=3)
+                | st.integers(-2, 12)
+                | plain
+            )
+            message = data.draw(
+                st.sampled_from(
+                    [
+                        {"type": "move", "id": 7, "move": value},
+                        {"type": "move", "id": data.draw(st.integers(0, 9)), "move": value},
+                        {"type": "move", "id": 7, "move": value, "bot": value},
+                        {"type": data.draw(st.text(max_size=5)), "id": 7, "move": value},
+                    ]
+                )
+            )
+            frame = pack(message)
+            full = connection.receive(wire.decode(frame), codec)
+            answer = connection.accept(frame, codec)
+            if answer is None:
+                assert connection.pending is request
+            else:
+                assert type(full) is wire.Accepted and answer == (full.request, full.move)
+                assert connection.pending is None and connection.state is wire.State.READY
+
+
 class TestMoveCodec:
     @settings(max_examples=30, deadline=None)
     @given(
