@@ -166,9 +166,12 @@ class Driver:
     def decide(self, request: Mapping[str, Any]) -> Any:
         """The move (wire value) answering ``request``: always legal unless strict."""
         events = request.get("events")
-        if events:
-            self.feed(events)
         view = self.view
+        if events:
+            if self._lazy:  # as in ``feed``, one call less on every request
+                View.defer(view, events)
+            else:
+                self.feed(events)
         # through the class: a view with queued events would check every instance lookup
         kind, legal, count = View.set_request(view, request)
         try:
@@ -191,6 +194,8 @@ class Driver:
                 f"{traceback.format_exc()}"
             )
             return self._random(view)
+        if type(answer) is str and kind != "pass" and answer in legal:
+            return answer  # a legal card: the usual answer, as ``_normalise`` would return it
         move = _normalise(kind, answer, legal, count)
         if move is None:
             message = (
@@ -265,7 +270,7 @@ def _serve(
                 _warn(f"no message from the referee for {idle_seconds:.0f} s; exiting")
                 return 1
             try:
-                message = unpackb(frame, raw=False)
+                message = unpackb(frame)  # str as str: msgpack >= 1.0
             except Exception as error:  # noqa: BLE001 - a bad frame from the referee
                 _warn(f"ignoring an undecodable message from the referee: {error}")
                 continue

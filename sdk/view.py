@@ -204,8 +204,9 @@ class View:
         self.time_ms = int(request.get("time_ms") or 0)
         self.bank_ms = int(request.get("bank_ms") or 0)
         if kind in ("pass", "bid", "play"):
-            if self._queue:  # the phase follows the queued events
-                self._queue.append(kind)
+            queue = self._queue
+            if queue:  # the phase follows the queued events
+                queue.append(kind)
             else:
                 self.phase = kind
         return kind, legal, count
