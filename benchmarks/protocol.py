@@ -15,7 +15,9 @@ pick, pack, no SDK), so the difference between it and the floor is the referee's
 Every row is measured ``--repeat`` times, interleaved, one run each (the floor's run has about
 as many round trips as the match has decisions), and the best (lowest) value of each row is
 printed, and the ratios of those: another load on the machine only ever slows a run down, and
-every row gets the same number of chances at a quiet moment.
+every row gets the same number of chances at a quiet moment. The ``paired`` column is a second
+view of the same runs: each run's ratio to the floor run of its own repeat (measured seconds
+apart, so a slow spell of the machine touches both), the median over the repeats.
 The goal is a decision of the random bot in a match <= 1.3x the floor.
 
 Run: ``python benchmarks/protocol.py [--round-trips N] [--games N] [--repeat N] [--bot PATH]``
@@ -30,6 +32,7 @@ import multiprocessing
 import os
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -175,29 +178,33 @@ def main() -> int:
             modes.append(mode)
         except SandboxError as error:
             print(f"play_match {mode}: skipped: {error}")
-    best: dict[str, float] = {}
+    runs: dict[str, list[float]] = {}
     decisions: dict[str, int] = {}
 
-    def keep(row: str, value: float) -> None:
-        best[row] = min(best.get(row, float("inf")), value)
-
     for _ in range(args.repeat):
-        keep("floor", floor(args.round_trips))
-        keep("floor, 4 echoes", floor(args.round_trips, 4))
+        runs.setdefault("floor", []).append(floor(args.round_trips))
+        runs.setdefault("floor, 4 echoes", []).append(floor(args.round_trips, 4))
         for mode in modes:
             for name, bot in bots.items():
                 row = f"play_match {mode}, {name}"
                 per, decisions[row] = match(bot, args.games, mode)
-                keep(row, per)
-    base = best["floor"]
-    print(f"best of {args.repeat} runs per row; ratios to the floor")
+                runs.setdefault(row, []).append(per)
+    base = min(runs["floor"])
+    print(
+        f"best of {args.repeat} runs per row, and its ratio to the best floor; 'paired': the "
+        "median over the repeats of each run's ratio to the floor run of the same repeat"
+    )
     print(f"{'floor: msgpack round trip, ROUTER/DEALER ipc':<56} {base * 1e6:8.1f} us")
-    for row, value in best.items():
+    for row, values in runs.items():
         if row == "floor":
             continue
         what = f"{row} ({decisions[row]} decisions)" if row in decisions else row
+        paired = statistics.median(v / f for v, f in zip(values, runs["floor"], strict=True))
         goal = "  (goal <= 1.3x)" if "random bot" in row else ""
-        print(f"{what:<56} {value * 1e6:8.1f} us  {value / base:5.2f}x{goal}")
+        print(
+            f"{what:<56} {min(values) * 1e6:8.1f} us  {min(values) / base:5.2f}x"
+            f"  paired {paired:5.2f}x{goal}"
+        )
     return 0
 
 
