@@ -271,15 +271,19 @@ class Store:
         )
         return [row[0] for row in rows]
 
+    def _discard_games(self, match_index: int) -> None:
+        """Delete the games of a match and their faults (inside the caller's transaction)."""
+        self.db.execute(
+            "DELETE FROM faults WHERE canonical_index IN "
+            "(SELECT canonical_index FROM games WHERE match_index = ?)",
+            (match_index,),
+        )
+        self.db.execute("DELETE FROM games WHERE match_index = ?", (match_index,))
+
     def start_match(self, match_index: int) -> None:
         """Mark a match running, discarding whatever a previous, interrupted run left of it."""
         with self.transaction():
-            self.db.execute(
-                "DELETE FROM faults WHERE canonical_index IN "
-                "(SELECT canonical_index FROM games WHERE match_index = ?)",
-                (match_index,),
-            )
-            self.db.execute("DELETE FROM games WHERE match_index = ?", (match_index,))
+            self._discard_games(match_index)
             self.db.execute("DELETE FROM logs WHERE match_index = ?", (match_index,))
             self.db.execute("DELETE FROM failures WHERE match_index = ?", (match_index,))
             self.db.execute(
@@ -351,12 +355,7 @@ class Store:
     def fail_match(self, match_index: int, reason: str) -> None:
         """Mark a match failed (none of its games count) and keep why; a rerun plays it again."""
         with self.transaction():
-            self.db.execute(
-                "DELETE FROM faults WHERE canonical_index IN "
-                "(SELECT canonical_index FROM games WHERE match_index = ?)",
-                (match_index,),
-            )
-            self.db.execute("DELETE FROM games WHERE match_index = ?", (match_index,))
+            self._discard_games(match_index)
             self.db.execute(
                 "INSERT OR REPLACE INTO failures VALUES (?, ?)", (match_index, str(reason))
             )

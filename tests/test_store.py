@@ -85,6 +85,18 @@ class TestGames:
         store.start_match(0)
         assert store.games() == [] and store.faults_by_status() == {}
 
+    def test_failing_a_match_discards_its_games_and_keeps_why(self, store: Store) -> None:
+        """fail_match removes the match's games and faults, marks it failed, keeps the reason."""
+        store.start_match(0)
+        store.add_game(0, 0, game("m00000", 0, "ab", (1, 2), [Fault(0, FaultStatus.CRASH)]))
+        store.start_match(1)
+        store.add_game(2, 1, game("m00001", 0, "ab", (3, 4)))
+        store.fail_match(0, "worker lost")
+        assert [g.canonical_index for g in store.games()] == [2]
+        assert store.faults_by_status() == {}
+        assert store.match_status() == {0: "failed", 1: "running"}
+        assert store.failures() == {0: "worker lost"}
+
     def test_finish_needs_every_game(self, store: Store) -> None:
         """A match is marked done only when all its games are written; logs are kept."""
         store.start_match(0)
