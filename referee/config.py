@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 SCHEDULE_TYPES = ("round-robin", "gauntlet")
+#: ``schedule.deals``: a deal of its own for every game, or each deal once per seat rotation
+DEAL_MODES = ("independent", "duplicate")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
 #: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
 CLUSTER_BOTS = ("shared", "ship")
@@ -83,7 +85,6 @@ time_control:
   start_seconds: 10.0
 sandbox:
   mode: unsandboxed
-seed: 7
 replays: true
 """
 
@@ -117,6 +118,7 @@ class ScheduleConfig:
     repeats: int = 1
     games_per_table: int = 1
     candidates: tuple[str, ...] = ()
+    deals: str = "independent"
 
 
 @attrs.frozen
@@ -145,8 +147,11 @@ class TourneyConfig:
     ratings: RatingsConfig = RatingsConfig()
     workers: int = 1
     output: str = "out"
-    seed: int = 0
+    #: the organiser's seed; None (the default): a random secret kept in the output (``secret``)
+    seed: int | None = None
     replays: bool = False
+    #: publish the secret and every game's seed once the tournament is complete
+    reveal_seeds: bool = False
     #: a Dask scheduler's address (``tcp://HOST:8786``), or None for the local pool
     cluster: str | None = None
     cluster_bots: str = "shared"
@@ -289,11 +294,15 @@ TOP_KEYS = (
     "workers",
     "output",
     "seed",
+    "reveal_seeds",
     "replays",
     "cluster",
     "cluster_bots",
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits")
+#: keys that do not change the games: left out of the digest. The seed is left out too, so the
+#: published digest cannot be searched for a short seed; the store checks the secret apart.
+NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
 
 
 _CLUSTER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
@@ -493,7 +502,7 @@ def load_config_text(
     pool = len(bots_raw or [])
 
     sched = _section(reader, data, "schedule")
-    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates"))
+    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals"))
     stype = reader.get(
         sched,
         "schedule",
@@ -503,6 +512,14 @@ def load_config_text(
         default="round-robin",
     )
     repeats = reader.get(sched, "schedule", "repeats", _is_pos_int, "a positive integer", 1)
+    deals = reader.get(
+        sched,
+        "schedule",
+        "deals",
+        lambda v: v in DEAL_MODES,
+        f"one of {', '.join(DEAL_MODES)}",
+        default="independent",
+    )
     per_table = reader.get(
         sched, "schedule", "games_per_table", _is_pos_int, "a positive integer", 1
     )
@@ -600,7 +617,10 @@ def load_config_text(
 
     workers = reader.get(data, "", "workers", _is_pos_int, "a positive integer", None)
     output_raw = reader.get(data, "", "output", _is_str, "a directory")
-    seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", 0)
+    seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", None)
+    reveal_seeds = reader.get(
+        data, "", "reveal_seeds", lambda v: isinstance(v, bool), "true or false", False
+    )
     replays = reader.get(data, "", "replays", lambda v: isinstance(v, bool), "true or false", False)
     cluster = reader.get(
         data, "", "cluster", is_cluster_address, "a Dask scheduler address like tcp://HOST:8786"
@@ -620,7 +640,7 @@ def load_config_text(
     default_output = out_base / "out" / name
     output = (base / output_raw).resolve() if output_raw is not None else default_output
     decisive = {
-        k: v for k, v in data.items() if k not in ("workers", "output", "cluster", "cluster_bots")
+        k: v for k, v in data.items() if k not in NOT_IN_DIGEST
     }
     decisive["_bot_files"] = fingerprints
     digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
@@ -631,7 +651,7 @@ def load_config_text(
         rules=rules,
         table_sizes=table_sizes,
         bots=tuple(bots),
-        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates)),
+        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals),
         time_control=time_control,
         sandbox=sandbox,
         ratings=ratings,
@@ -639,6 +659,7 @@ def load_config_text(
         output=str(output),
         seed=seed,
         replays=replays,
+        reveal_seeds=reveal_seeds,
         cluster=cluster,
         cluster_bots=cluster_bots,
         source=source,

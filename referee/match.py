@@ -80,6 +80,8 @@ class _Bot:
     connection: wire.Connection | None = None
     routing_id: bytes | None = None
     restarts: int = 0
+    launches: int = 0  # processes started in this match (restarts and fresh deals included)
+    seen: set[int] = attrs.Factory(set)  # the deals (seeds) its current process has been shown
     faults: int = 0
     dropped: bool = False
     ever_ready: bool = False  # it said hello at least once in this match
@@ -190,13 +192,15 @@ class _Referee:
         return attrs.evolve(self.config, limits=limits)
 
     def _bot_seed(self, bot: _Bot) -> int:
-        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.restarts}"
+        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
         waiting = []
         for bot in bots:
+            bot.launches += 1
+            bot.seen.clear()
             secret = secrets.token_hex(16)
             bot.connection = wire.Connection(bot.spec.name, secret)
             env = {
@@ -406,12 +410,37 @@ class _Referee:
         if restart:
             self._launch(restart)
 
+    def _renew(self, seats: list[_Bot], seed: int) -> None:
+        """Give a fresh process (and scratch) to every bot whose process has seen this deal.
+
+        Duplicate play deals the same cards to every rotation of a table: a process that
+        remembered the last rotation would know every other hand. So no process is ever shown a
+        deal twice; a renewal is not a restart (no fault, no budget spent).
+        """
+        stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
+        for bot in stale:
+            if bot.connection is not None:
+                if bot.active:
+                    self._send(bot.routing_id, wire.shutdown_message())
+                bot.connection.close()
+            bot.connection = None
+            if bot.routing_id is not None:
+                self.by_rid.pop(bot.routing_id, None)
+                bot.routing_id = None
+            self._stop(bot)
+        if stale:
+            self._launch(stale)
+
     def play_game(self, index: int) -> GameRecord:
         spec = self.spec
         seats = [self.bots[b] for b in spec.seatings[index]]
         started = time.monotonic()
         self.state = None
+        self._renew(seats, spec.seeds[index])
         self._prepare(seats)
+        for bot in seats:
+            if bot.process is not None:
+                bot.seen.add(spec.seeds[index])
         game = new_game(spec.rules, len(seats), spec.seeds[index])
         state = self.state = _GameState(index, game, seats, spec)
         for bot in seats:

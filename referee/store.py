@@ -1,10 +1,11 @@
 """The tournament database: one SQLite file (WAL) in the output directory.
 
-Tables: ``meta`` (schema version, config JSON and digest, seed), ``matches`` (one row per
-scheduled match: bots, games, status ``pending`` / ``running`` / ``done`` / ``failed``), ``games``
-(one row per finished game, keyed by its canonical index), ``faults`` (one row per fault),
-``logs`` (each bot's truncated output per match), ``failures`` (why a ``failed`` match failed:
-on a Dask cluster, a match that kept killing its workers; a rerun plays it again). Each game
+Tables: ``meta`` (schema version, config JSON and digest, the secret's fingerprint),
+``matches`` (one row per scheduled match: bots, games, status ``pending`` / ``running`` /
+``done`` / ``failed``), ``games`` (one row per finished game, keyed by its canonical index),
+``faults`` (one row per fault), ``logs`` (each bot's truncated output per match), ``failures``
+(why a ``failed`` match failed: on a Dask cluster, a match that kept killing its workers; a
+rerun plays it again). Each game
 is committed as soon as it is written, so a kill at any moment leaves the database consistent:
 at worst a match is ``running`` with some of its games, and :meth:`Store.start_match` clears
 them before the match is played again.
@@ -220,13 +221,13 @@ class Store:
         *,
         digest: str,
         config: Mapping[str, Any],
-        seed: int,
+        secret_fingerprint: str,
         matches: Iterable[tuple[int, str, Sequence[str], int, int]],
     ) -> bool:
         """Record the tournament and its matches (index, id, bot names, first game, games).
 
         Returns True for a new tournament, False when the database already holds this one
-        (same ``digest``); raises :class:`StoreError` when it holds another.
+        (same ``digest`` and secret); raises :class:`StoreError` when it holds another.
         """
         existing = self.digest
         if existing is not None:
@@ -235,6 +236,11 @@ class Store:
                     f"{self.path} holds another tournament (config digest {existing}, "
                     f"this one is {digest})"
                 )
+            if self.meta().get("secret_fingerprint") != secret_fingerprint:
+                raise StoreError(
+                    f"{self.path} holds this tournament played from another secret: key `seed` "
+                    "was changed, added or removed since it started"
+                )
             return False
         with self.transaction():
             self.db.executemany(
@@ -242,7 +248,7 @@ class Store:
                 [
                     ("config_digest", digest),
                     ("config", json.dumps(config, sort_keys=True, default=str)),
-                    ("seed", str(seed)),
+                    ("secret_fingerprint", secret_fingerprint),
                     ("created", str(time.time())),
                 ],
             )

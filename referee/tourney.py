@@ -38,6 +38,15 @@ from .config import ConfigError, TourneyConfig, demo_config, is_cluster_address,
 from .ratings import Ratings
 from .records import GameRecord, MatchResult, MatchSpec
 from .schedule import ScheduledMatch, build_schedule
+from .secret import (
+    SECRET_NAME,
+    SecretError,
+    create_secret,
+    fingerprint,
+    load_secret,
+    secret_from_seed,
+    short_seed_warning,
+)
 from .store import DB_NAME, Store, StoredGame, StoreError
 
 __all__ = [
@@ -198,8 +207,15 @@ class Leaderboard:
     every finished game in canonical order.
     """
 
-    def __init__(self, config: TourneyConfig, total_games: int, matches_total: int = 0) -> None:
+    def __init__(
+        self,
+        config: TourneyConfig,
+        total_games: int,
+        matches_total: int = 0,
+        secret: bytes | None = None,
+    ) -> None:
         self.config = config
+        self.secret = secret  # published only once complete, and only if ``reveal_seeds``
         self.total_games = total_games
         self.matches_total = matches_total
         self.matches_done = 0
@@ -236,10 +252,17 @@ class Leaderboard:
         from .publish import Tournament, leaderboard
 
         config = self.config
+        reveal = (
+            config.reveal_seeds
+            and self.secret is not None
+            and self.total_games > 0
+            and len(self.games) == self.total_games
+        )
         tournament = Tournament(
             name=config.name,
             game=config.game,
-            seed=config.seed,
+            seed=config.seed if reveal else None,
+            secret=self.secret.hex() if reveal and self.secret is not None else None,
             config=config.document,
             bots=config.bot_names,
             games=tuple(StoredGame(index, -1, self.games[index]) for index in sorted(self.games)),
@@ -368,8 +391,28 @@ def _lock(directory: Path):
 
 
 def _remove_store(directory: Path) -> None:
-    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LEADERBOARD_NAME):
+    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LEADERBOARD_NAME, SECRET_NAME):
         (directory / name).unlink(missing_ok=True)
+
+
+def tournament_secret(config: TourneyConfig, output: Path) -> bytes:
+    """The secret the tournament's deals come from: the organiser's ``seed``, else the random
+    secret kept in ``output`` (drawn with the database; a database without it cannot resume)."""
+    if config.seed is not None:
+        return secret_from_seed(config.seed)
+    try:
+        secret = load_secret(output)
+        if secret is not None:
+            return secret
+        if (output / DB_NAME).exists():
+            raise TourneyError(
+                f"{output / DB_NAME} exists but its secret {output / SECRET_NAME} is missing: "
+                "the remaining games cannot be dealt as they would have been (restore the file, "
+                "or start over with --fresh)"
+            )
+        return create_secret(output)
+    except SecretError as error:
+        raise TourneyError(str(error)) from None
 
 
 def run_tournament(
@@ -394,16 +437,17 @@ def run_tournament(
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
-    schedule = build_schedule(config)
-    total_games = sum(match.games for match in schedule)
     with _lock(output):
         if fresh:
             _remove_store(output)
+        secret = tournament_secret(config, output)
+        schedule = build_schedule(config, secret)
+        total_games = sum(match.games for match in schedule)
         with Store.open(output) as store:
             store.setup(
                 digest=config.digest,
                 config=config.document,
-                seed=config.seed,
+                secret_fingerprint=fingerprint(secret),
                 matches=[
                     (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in schedule
                 ],
@@ -411,7 +455,7 @@ def run_tournament(
             pending = store.unfinished_matches()
             for index in pending:  # a match cut short is played again from its start
                 store.start_match(index)
-            board = Leaderboard(config, total_games, len(schedule))
+            board = Leaderboard(config, total_games, len(schedule), secret)
             board.matches_done = sum(
                 1 for status in store.match_status().values() if status == "done"
             )
@@ -655,7 +699,9 @@ def run(args: argparse.Namespace) -> int:
             f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr
         )
         return 2
-    schedule = build_schedule(config)
+    if config.seed is not None and (warning := short_seed_warning(config.seed)):
+        print(warning, file=sys.stderr)
+    schedule = build_schedule(config, b"shape only")  # the deals do not change its shape
     total = sum(match.games for match in schedule)
     if args.check:
         print(

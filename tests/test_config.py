@@ -103,14 +103,19 @@ class TestValid:
         assert config.workers == (os.cpu_count() or 1)
         assert config.schedule.type == "round-robin" and config.schedule.repeats == 1
         assert config.time_control == TimeControl()
-        assert config.sandbox.mode == "bwrap" and config.seed == 0 and not config.replays
+        assert config.sandbox.mode == "bwrap" and config.seed is None and not config.replays
+        assert config.schedule.deals == "independent" and not config.reveal_seeds
         assert config.ratings.fault_ranks_last is True
 
     def test_digest_ignores_workers_and_output(self, folder: Path) -> None:
-        """The digest changes with what decides results, not with workers or output."""
+        """The digest changes with what decides results, not with workers, output or the seed
+        (checked apart by the store, so that a published digest cannot be searched for it)."""
         base = load(folder, GOOD).digest
         assert load(folder, GOOD + "workers: 3\noutput: elsewhere\n").digest == base
-        assert load(folder, GOOD.replace("seed: 42", "seed: 43")).digest != base
+        assert load(folder, GOOD.replace("seed: 42", "seed: 43")).digest == base
+        assert load(folder, GOOD + "reveal_seeds: true\n").digest == base
+        duplicate = GOOD.replace("games_per_table: 3}", "games_per_table: 3, deals: duplicate}")
+        assert load(folder, duplicate).digest != base
         (folder / "bots" / "a.py").write_text("print('changed')\n")
         assert load(folder, GOOD).digest != base
 
