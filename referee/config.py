@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -180,6 +181,7 @@ class _Document:
         self.source = source
         self.lines: dict[str, int] = {}
         self._errors: list[tuple[int, str]] = []
+        self._collections: set[int] = set()
 
     @property
     def errors(self) -> list[str]:
@@ -202,6 +204,13 @@ class _Document:
 
     def convert(self, node: yaml.Node, path: str) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            # an alias is the same node again: expanding it could grow the document
+            # exponentially (a "billion laughs"), so a collection may appear only once
+            if id(node) in self._collections:
+                self.error(path, "YAML aliases of maps or lists (`*name`) are not supported")
+                return None
+            self._collections.add(id(node))
         if isinstance(node, yaml.MappingNode):
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:
@@ -300,6 +309,16 @@ TOP_KEYS = (
     "cluster_bots",
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits")
+#: bounds that keep every configuration that validates playable: a clock within a day (the
+#: referee computes deadlines and integers of milliseconds from it) and a schedule that fits in
+#: memory and in a lifetime
+MAX_MOVE_SECONDS = 3600
+MAX_BANK_SECONDS = 86400
+MAX_START_SECONDS = 600
+MAX_REPEATS = 10_000
+MAX_GAMES_PER_TABLE = 10_000
+MAX_SCHEDULED_GAMES = 10_000_000
+
 #: keys that do not change the games: left out of the digest. The seed is left out too, so the
 #: published digest cannot be searched for a short seed; the store checks the secret apart.
 NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
@@ -401,6 +420,20 @@ def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int], ...
         if value is not None:
             values.append((key, value))
     return tuple(values)
+
+
+def _scheduled_games(
+    stype: str, bots: int, candidates: int, sizes: tuple[int, ...], repeats: int, per_table: int
+) -> int:
+    """The number of games the schedule will hold, counted without building it."""
+    total = 0
+    for size in sizes:
+        if stype == "gauntlet":
+            tables = candidates * math.comb(bots - candidates, size - 1)
+        else:
+            tables = math.comb(bots, size)
+        total += tables * size * per_table
+    return total * repeats
 
 
 def _section(reader: _Reader, data: dict, key: str) -> dict:
@@ -511,7 +544,14 @@ def load_config_text(
         f"one of {', '.join(SCHEDULE_TYPES)}",
         default="round-robin",
     )
-    repeats = reader.get(sched, "schedule", "repeats", _is_pos_int, "a positive integer", 1)
+    repeats = reader.get(
+        sched,
+        "schedule",
+        "repeats",
+        lambda v: _is_pos_int(v) and v <= MAX_REPEATS,
+        f"an integer from 1 to {MAX_REPEATS}",
+        1,
+    )
     deals = reader.get(
         sched,
         "schedule",
@@ -521,7 +561,12 @@ def load_config_text(
         default="independent",
     )
     per_table = reader.get(
-        sched, "schedule", "games_per_table", _is_pos_int, "a positive integer", 1
+        sched,
+        "schedule",
+        "games_per_table",
+        lambda v: _is_pos_int(v) and v <= MAX_GAMES_PER_TABLE,
+        f"an integer from 1 to {MAX_GAMES_PER_TABLE}",
+        1,
     )
     candidates = reader.get(
         sched,
@@ -554,6 +599,15 @@ def load_config_text(
             if bots_raw and size > pool:
                 doc.error("table_size", f"a table of {size} needs {size} bots; there are {pool}")
 
+    if pool and table_sizes and not doc.errors:
+        games = _scheduled_games(stype, pool, len(set(candidates)), table_sizes, repeats, per_table)
+        if games > MAX_SCHEDULED_GAMES:
+            doc.error(
+                "schedule",
+                f"{games:,} games scheduled; at most {MAX_SCHEDULED_GAMES:,} (fewer `repeats`, "
+                "`games_per_table` or table sizes)",
+            )
+
     tc = _section(reader, data, "time_control")
     reader.keys(tc, "time_control", ("move_seconds", "bank_seconds", "start_seconds"))
     default_tc = TimeControl()
@@ -563,8 +617,8 @@ def load_config_text(
                 tc,
                 "time_control",
                 "move_seconds",
-                _is_pos_number,
-                "a positive number of seconds",
+                lambda v: _is_pos_number(v) and v <= MAX_MOVE_SECONDS,
+                f"a positive number of seconds, at most {MAX_MOVE_SECONDS}",
                 default_tc.move_seconds,
             )
         ),
@@ -573,8 +627,8 @@ def load_config_text(
                 tc,
                 "time_control",
                 "bank_seconds",
-                lambda v: _is_pos_number(v) or v == 0,
-                "a number of seconds, 0 or more",
+                lambda v: (_is_pos_number(v) or v == 0) and v <= MAX_BANK_SECONDS,
+                f"a number of seconds from 0 to {MAX_BANK_SECONDS}",
                 default_tc.bank_seconds,
             )
         ),
@@ -583,8 +637,8 @@ def load_config_text(
                 tc,
                 "time_control",
                 "start_seconds",
-                _is_pos_number,
-                "a positive number of seconds",
+                lambda v: _is_pos_number(v) and v <= MAX_START_SECONDS,
+                f"a positive number of seconds, at most {MAX_START_SECONDS}",
                 default_tc.start_seconds,
             )
         ),
@@ -634,11 +688,14 @@ def load_config_text(
         "shared",
     )
 
+    if name is not None:
+        default_output = out_base / "out" / name
+        output = (base / output_raw).resolve() if output_raw is not None else default_output
+        if output.exists() and not output.is_dir():
+            doc.error("output" if output_raw is not None else "name", f"{output} is not a folder")
     if doc.errors:
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None
-    default_output = out_base / "out" / name
-    output = (base / output_raw).resolve() if output_raw is not None else default_output
     decisive = {
         k: v for k, v in data.items() if k not in NOT_IN_DIGEST
     }

@@ -231,3 +231,45 @@ class TestErrors:
                 assert f"h.yaml:{line}: key `{key}`: unknown key" in str(error)
         else:
             pytest.fail("a config without bots was accepted")
+
+
+MINIMAL = (
+    "name: x\ngame: oh-seven\ntable_size: 2\nbots:\n"
+    "  - {name: a, file: bots/a.py}\n  - {name: b, file: bots/b.py}\n"
+)
+
+
+class TestPlayableBounds:
+    """A configuration that validates can be played: no overflow, no endless schedule."""
+
+    @pytest.mark.parametrize(
+        ("extra", "key"),
+        [
+            ("time_control: {move_seconds: .inf}\n", "time_control.move_seconds"),
+            ("time_control: {move_seconds: 1.0e+300}\n", "time_control.move_seconds"),
+            ("time_control: {bank_seconds: 1.0e+300}\n", "time_control.bank_seconds"),
+            ("time_control: {start_seconds: .nan}\n", "time_control.start_seconds"),
+            ("schedule: {repeats: 1000000000}\n", "schedule.repeats"),
+            ("schedule: {games_per_table: 1000000000}\n", "schedule.games_per_table"),
+            ("schedule: {repeats: 9000, games_per_table: 9000}\n", "schedule"),
+        ],
+    )
+    def test_out_of_range_values_are_errors(self, folder: Path, extra: str, key: str) -> None:
+        """Infinite or huge clocks and schedules are refused at their key."""
+        errors = errors_of(folder, MINIMAL + extra)
+        assert len(errors) == 1 and f"key `{key}`" in errors[0], errors
+
+    def test_an_alias_bomb_is_refused_at_once(self, folder: Path) -> None:
+        """A 9x9 YAML alias bomb is an error about aliases, not a hang."""
+        bomb = "a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(
+            f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
+            for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+        )
+        errors = errors_of(folder, MINIMAL + bomb)
+        assert any("aliases" in error for error in errors)
+
+    def test_an_output_that_is_a_file_is_an_error(self, folder: Path) -> None:
+        """`output:` naming an existing file: an error at the key, not a FileExistsError."""
+        (folder / "taken").write_text("x")
+        errors = errors_of(folder, MINIMAL + "output: taken\n")
+        assert len(errors) == 1 and "key `output`" in errors[0] and "not a folder" in errors[0]
