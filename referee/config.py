@@ -389,9 +389,16 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
     elif command is not None:
         words = shlex.split(command) if isinstance(command, str) else list(command)
         if words:
-            first = base / words[0]
-            if not Path(words[0]).is_absolute() and os.sep in words[0] and first.exists():
-                words[0] = str(first.resolve())
+            # every word naming a path relative to the config (the program, a script, a jar)
+            # is made absolute: the referee's working directory must not matter
+            for index, word in enumerate(words):
+                here = base / word
+                if not word.startswith("-") and not Path(word).is_absolute() and here.exists():
+                    if index == 0 and os.sep not in word:
+                        continue  # a bare program name is looked up in PATH
+                    words[index] = str(here.resolve())
+            if words[0].endswith(".py") and Path(words[0]).is_file():
+                words.insert(0, sys.executable)  # a script runs with the referee's Python
             argv = tuple(words)
         else:
             doc.error(f"{path}.command", "empty command")

@@ -105,6 +105,8 @@ def _command(argument: str) -> tuple[str, ...]:
         raise BotArgumentError(f"bot {argument!r}: command {program!r} not found")
     if program == "python" or program.startswith("python3"):
         command = (sys.executable, *command[1:])
+    elif program.endswith(".py") and os.path.isfile(program):  # a script with its arguments
+        command = (sys.executable, os.path.abspath(program), *command[1:])
     return command
 
 

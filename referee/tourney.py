@@ -699,6 +699,18 @@ def run(args: argparse.Namespace) -> int:
             f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr
         )
         return 2
+    if config.sandbox.mode != "unsandboxed":  # never fallback games for bots that cannot run
+        from .sandbox import SandboxError, check_sandbox
+
+        try:
+            check_sandbox(sandbox_config(config))
+        except SandboxError as error:
+            print(
+                f"error: {error}\n(or, for trusted bots only, set `sandbox: {{mode: unsandboxed}}` "
+                "in the configuration)",
+                file=sys.stderr,
+            )
+            return 2
     if config.seed is not None and (warning := short_seed_warning(config.seed)):
         print(warning, file=sys.stderr)
     schedule = build_schedule(config, b"shape only")  # the deals do not change its shape

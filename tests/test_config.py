@@ -77,7 +77,8 @@ class TestValid:
         assert config.bot_names == ("a", "b", "c", "d")
         assert config.bots[0].spec.command == (sys.executable, str(folder / "bots" / "a.py"))
         assert config.bots[0].spec.directory == str(folder / "bots")
-        assert config.bots[1].spec.command == ("python3", "-u", "bots/b.py", "--fast")
+        script = str(folder / "bots" / "b.py")  # relative to the config, wherever we run from
+        assert config.bots[1].spec.command == ("python3", "-u", script, "--fast")
         assert config.bots[1].limits == (("memory_mb", 512),)
         assert config.bots[1].spec.limits == (("memory_mb", 512),)  # reaches the match
         assert config.bots[2].spec.command[-3:] == (
@@ -273,3 +274,20 @@ class TestPlayableBounds:
         (folder / "taken").write_text("x")
         errors = errors_of(folder, MINIMAL + "output: taken\n")
         assert len(errors) == 1 and "key `output`" in errors[0] and "not a folder" in errors[0]
+
+    def test_command_paths_do_not_depend_on_the_working_directory(
+        self, folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Every word of `command` naming a file next to the config is made absolute, and a
+        `.py` script given with arguments runs with the referee's Python."""
+        monkeypatch.chdir("/")
+        config = load(
+            folder,
+            MINIMAL.replace("file: bots/b.py", 'command: "bots/b.py --trace out.txt"'),
+        )
+        assert config.bots[1].spec.command == (
+            sys.executable,
+            str(folder / "bots" / "b.py"),
+            "--trace",
+            "out.txt",
+        )

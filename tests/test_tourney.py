@@ -271,6 +271,18 @@ class TestCommandLine:
         assert f"{matches} matches, {matches * 8} games" in out
         assert not (tmp_path / "out").exists()
 
+    def test_refused_without_bubblewrap(self, tmp_path: Path) -> None:
+        """The default sandbox without bwrap: an error (even for --check), no game played."""
+        config = write_tournament(tmp_path)
+        config.write_text(config.read_text().replace("mode: unsandboxed", "mode: bwrap"))
+        empty = tmp_path / "empty-path"
+        empty.mkdir()
+        for extra in (("--check",), ("--quiet",)):
+            process = referee(str(config), *extra, env={**os.environ, "PATH": str(empty)})
+            code, _, err = finish(process)
+            assert code == 2 and "not found" in err and "unsandboxed" in err, err
+        assert not (tmp_path / "out" / "tournament.sqlite").exists()
+
     def test_demo_configuration_is_valid(self, tmp_path: Path) -> None:
         """--demo --check: the embedded quickstart validates with the installed example bots."""
         code, out, err = finish(referee("--demo", "--check", cwd=tmp_path))
