@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import json
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
+import sqlite3
 import sys
 import time
 import traceback
@@ -47,7 +50,7 @@ from .secret import (
     secret_from_seed,
     short_seed_warning,
 )
-from .store import DB_NAME, Store, StoredGame, StoreError
+from .store import DB_NAME, DamagedStoreError, Store, StoredGame, StoreError, database_error
 
 __all__ = [
     "configure",
@@ -137,6 +140,12 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
                 result = runner(spec, sandbox=sandbox, replay_dir=replay_dir, on_game=on_game)
             except _Stop:
                 results.cancel_join_thread()  # the parent may be gone: never block on exit
+                return
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    results.put(("error", index, traceback.format_exc()))
+                else:  # a full disk (replays) is the organiser's to fix, then resume
+                    results.put(("nospace", index, str(error)))
                 return
             except Exception:
                 results.put(("error", index, traceback.format_exc()))
@@ -391,8 +400,15 @@ def _lock(directory: Path):
 
 
 def _remove_store(directory: Path) -> None:
-    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LEADERBOARD_NAME, SECRET_NAME):
+    """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
+    replay and replay data (a new tournament in the same folder must not show the old games)."""
+    from .publish import REPLAY_DATA
+
+    names = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SECRET_NAME, LEADERBOARD_NAME)
+    for name in (*names, "leaderboard.csv", "leaderboard.md"):
         (directory / name).unlink(missing_ok=True)
+    for folder in ("replays", REPLAY_DATA):
+        shutil.rmtree(directory / folder, ignore_errors=True)
 
 
 def tournament_secret(config: TourneyConfig, output: Path) -> bytes:
@@ -592,6 +608,8 @@ def _play(
                     store.fail_match(index, payload)
                     outstanding.discard(index)
                     display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                elif kind == "nospace":
+                    raise OSError(errno.ENOSPC, payload)
                 elif kind == "error":
                     match = by_index[index]
                     raise TourneyError(
@@ -664,6 +682,15 @@ def _print_board(document: dict) -> None:
     Console().print(display._table(document))
 
 
+def _disk_full(error: OSError, again: str) -> int:
+    print(
+        f"error: the disk is full ({error.strerror or error}). The tournament stopped cleanly: "
+        f"every finished game is in the database. Free some space and resume with: {again}",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def _warn_start_failures(output: Path) -> None:
     """Bots that did not start were played by the fallback: say so loudly, with the reason."""
     with Store.open(output, create=False) as store:
@@ -732,9 +759,19 @@ def run(args: argparse.Namespace) -> int:
         )
     except (TourneyError, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
-        if isinstance(error, StoreError):
+        if isinstance(error, StoreError) and not isinstance(error, DamagedStoreError):
             print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as error:
+        problem = database_error(Path(config.output) / DB_NAME, error)
+        if not isinstance(problem, OSError):
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
+        return _disk_full(problem, again)
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+        return _disk_full(error, again)
     leaderboard = Path(config.output) / LEADERBOARD_NAME
     if outcome.interrupted:
         print(

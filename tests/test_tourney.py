@@ -374,3 +374,76 @@ class TestDealIsolation:
             assert not [text for text in texts if secret in text or text in secret], name
         board = json.loads((output / LEADERBOARD_NAME).read_text())
         assert board["complete"] and board["seed"] is None and board["secret"] is None
+
+
+class TestOutputFaults:
+    """A damaged database, a full disk, a fresh start: clear words, nothing stale."""
+
+    @pytest.mark.parametrize("damage", ["truncate", "garbage"])
+    def test_a_damaged_database_is_named_with_what_to_do(self, tmp_path: Path, damage) -> None:
+        """tourney and publish on a damaged tournament.sqlite: exit 1, the file named and what
+        to do, no traceback."""
+        config = write_tournament(tmp_path, size=4, games=2)
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+        database = tmp_path / "out" / "tournament.sqlite"
+        data = database.read_bytes()
+        if damage == "truncate":
+            database.write_bytes(data[: len(data) // 2])
+        else:
+            database.write_bytes(data[:100] + b"\x13" * (len(data) - 100))
+        for command in ("tourney", "publish"):
+            target = str(config) if command == "tourney" else str(tmp_path / "out")
+            extra = ("--quiet",)
+            process = subprocess.run(
+                [sys.executable, "-m", "ohseven.referee.cli", command, target, *extra],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert process.returncode == 1, process.stderr
+            assert "Traceback" not in process.stderr, process.stderr
+            assert str(database) in process.stderr and "damaged" in process.stderr
+
+    def test_fresh_discards_the_old_replay_data(self, tmp_path: Path) -> None:
+        """--fresh with another seed over a finished tournament: the site's replay data shows
+        the new games, not the old ones."""
+        config = write_tournament(tmp_path, size=4, games=1)
+        config.write_text(config.read_text().replace("replays: false", "replays: true"))
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+        config.write_text(config.read_text().replace("seed: 3", "seed: 4"))
+        assert finish(referee(str(config), "--quiet", "--fresh"))[0] == 0
+        with Store.open(tmp_path / "out", create=False) as store:
+            totals = {
+                f"{g.record.match_id}-g{g.record.game_index}": list(g.record.totals)
+                for g in store.games()
+            }
+        data = tmp_path / "out" / "replay-data"
+        scripts = sorted(data.glob("m*.js"))
+        assert len(scripts) == len(totals)
+        for script in scripts:
+            text = script.read_text()
+            ident = script.stem
+            assert json.dumps(totals[ident], separators=(",", ":")) in text.replace(", ", ","), (
+                ident
+            )
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+    def test_a_full_disk_stops_cleanly_and_resumes(self, tmp_path: Path) -> None:
+        """Out of space under the output: exit 1 with a clear message and no traceback, the
+        database consistent; with space again the same command completes it."""
+        config = write_tournament(tmp_path, size=2, games=8, output="small/out")
+        config.write_text(config.read_text().replace("replays: false", "replays: true"))
+        small = tmp_path / "small"
+        small.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(small)], check=True)
+        try:
+            code, _, err = finish(referee(str(config), "--quiet"))
+            assert code == 1 and "disk is full" in err and "Traceback" not in err, err
+            kept = stored_games(small / "out")
+            subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+            code, _, err = finish(referee(str(config), "--quiet"))
+            assert code == 0, err
+            with Store.open(small / "out", create=False) as store:
+                assert store.game_count() == board(small / "out")["games_total"] > kept
+        finally:
+            subprocess.run(["umount", "-l", str(small)], check=False)
