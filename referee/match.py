@@ -26,13 +26,13 @@ import attrs
 import zmq
 
 from . import protocol as wire
-from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec
+from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec, TimeControl
 from .replay import save_replay, to_replay
-from .rules import Game, Phase, RulesError, new_game
+from .rules import OH_SEVEN, Game, Phase, Rules, RulesError, new_game
 from .sandbox import BotProcess, BotStartError, SandboxConfig
 from .stats import game_statistics
 
-__all__ = ["play_match", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
+__all__ = ["play_match", "start_check", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
 
 #: A bot with this many faults in a match is dropped from it (fallback moves play for it).
 DEFAULT_DROP_AFTER_FAULTS = 10
@@ -585,3 +585,42 @@ def play_match(
     finally:
         logs = referee.close()
     return MatchResult(spec, tuple(games), logs)
+
+
+def start_check(
+    bots: tuple[BotSpec, ...],
+    *,
+    sandbox: SandboxConfig,
+    time_control: TimeControl | None = None,
+    batch: int = 8,
+) -> dict[str, tuple[str, str]]:
+    """Start every bot once, as a match does, and wait for its hello; then shut it down.
+
+    Returns ``{name: (why, its output)}`` for each bot that could not start: a tournament
+    refuses to rate a bot on fallback games when it never ran at all. ``batch`` bots start at
+    a time.
+    """
+    clock = time_control or TimeControl()
+    failures: dict[str, tuple[str, str]] = {}
+    for first in range(0, len(bots), batch):
+        spec = MatchSpec(
+            match_id="start-check",
+            rules=Rules.make(OH_SEVEN, ()),
+            bots=bots[first : first + batch],
+            seatings=(),
+            seeds=(),
+            time_control=clock,
+        )
+        referee = _Referee(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
+        try:
+            referee._launch(referee.bots)
+            why = {
+                bot.spec.name: detail
+                for bot in referee.bots
+                for status, detail in bot.carry
+                if status is FaultStatus.NO_START
+            }
+        finally:
+            logs = referee.close()
+        failures.update((name, (detail, logs.get(name, ""))) for name, detail in why.items())
+    return failures

@@ -154,6 +154,8 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
     except _Stop:
         results.cancel_join_thread()
         return
+    finally:  # from here a SIGTERM (the pool stopping) ends the process quietly
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Pool:
@@ -682,6 +684,28 @@ def _print_board(document: dict) -> None:
     Console().print(display._table(document))
 
 
+def _start_every_bot(config: TourneyConfig) -> str | None:
+    """Start each bot once, as its matches will; the refusal to print if any cannot start (so
+    that no bot is ever rated on fallback games because it never ran)."""
+    from .match import start_check
+
+    failures = start_check(
+        tuple(bot.spec for bot in config.bots),
+        sandbox=sandbox_config(config),
+        time_control=config.time_control,
+    )
+    if not failures:
+        return None
+    lines = [f"{config.source}: {len(failures)} bot(s) could not start; nothing was played:"]
+    for index, bot in enumerate(config.bots):
+        if bot.name in failures:
+            why, output = failures[bot.name]
+            lines.append(f"  key `bots[{index}]` ({bot.name}): {why}")
+            tail = output.strip().splitlines()[-12:]
+            lines += [f"    | {line}" for line in tail] or ["    (it printed nothing)"]
+    return "\n".join(lines)
+
+
 def _disk_full(error: OSError, again: str) -> int:
     print(
         f"error: the disk is full ({error.strerror or error}). The tournament stopped cleanly: "
@@ -738,6 +762,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    if (refusal := _start_every_bot(config)) is not None:
+        print(refusal, file=sys.stderr)
+        return 2
     if config.seed is not None and (warning := short_seed_warning(config.seed)):
         print(warning, file=sys.stderr)
     schedule = build_schedule(config, b"shape only")  # the deals do not change its shape

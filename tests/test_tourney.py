@@ -243,14 +243,19 @@ class TestCommandLine:
         assert "Traceback" not in err
         assert not (tmp_path / "out").exists()
 
-    def test_a_bot_that_never_starts_is_named_with_the_reason(self, tmp_path: Path) -> None:
-        """A bot that exits at once: the run completes and a warning names it and says why."""
+    @pytest.mark.parametrize("check", [False, True])
+    def test_a_bot_that_cannot_start_is_refused_with_its_output(
+        self, tmp_path: Path, check: bool
+    ) -> None:
+        """A bot that exits at once: run and --check refuse (exit 2) before playing anything,
+        naming its key, the reason and its own last output; nothing is rated on fallbacks."""
         config = write_tournament(tmp_path, size=4)
         (tmp_path / "high.py").write_text("import sys\nsys.exit('no luck today')\n")
-        code, _, err = finish(referee(str(config), "--quiet"))
-        assert code == 0, err
-        assert "warning: bot high did not start in 4 game(s)" in err  # 4 rotations
-        assert "exited with code 1 before hello" in err
+        code, _, err = finish(referee(str(config), "--check" if check else "--quiet"))
+        assert code == 2, err
+        assert "key `bots[1]` (high): exited with code 1 before hello" in err
+        assert "| no luck today" in err and "Traceback" not in err
+        assert not (tmp_path / "out" / "tournament.sqlite").exists()
 
     def test_other_tournament_in_the_output_is_refused(self, tmp_path: Path) -> None:
         """A changed config over an existing database: a clear error, --fresh overrides it."""
