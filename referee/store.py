@@ -199,6 +199,8 @@ class Store:
         if not create and not path.exists():
             raise StoreError(f"{folder}: no tournament database ({DB_NAME}) there")
         folder.mkdir(parents=True, exist_ok=True)
+        if not path.exists():  # private to the referee's user: it holds every game's seed
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
         try:
             version = cls._prepare(connection)

@@ -494,8 +494,9 @@ def run_tournament(
             if sandbox is None and runner is None:
                 sandbox = sandbox_config(config)
             replay_dir = str(output / "replays") if config.replays else None
-            if replay_dir is not None:
+            if replay_dir is not None:  # the raw replays name their seeds: private
                 Path(replay_dir).mkdir(parents=True, exist_ok=True)
+                os.chmod(replay_dir, 0o700)
             played, interrupted = _play(
                 config,
                 store,

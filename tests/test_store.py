@@ -45,6 +45,7 @@ class TestTournament:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = store.meta()
         assert meta["config_digest"] == "abc" and meta["secret_fingerprint"] == "f1"
+        assert (store.path.stat().st_mode & 0o777) == 0o600  # it names every game's seed
         assert meta["schema_version"] == "1" and '"name": "t"' in meta["config"]
 
     def test_same_digest_resumes_other_digest_is_refused(self, store: Store) -> None:
