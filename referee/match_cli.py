@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
+from .staging import StagingError, staged_bots
 
 __all__ = [
     "configure",
@@ -256,18 +257,21 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             return _fail(f"--replays {args.replays}: {error.strerror}")
         replay_dir = args.replays
-    spec = MatchSpec(
-        match_id=f"match-{args.seed}",
-        rules=rules,
-        bots=bots,
-        seatings=rotating_seatings(len(bots), games),
-        seeds=game_seeds(args.seed, games),
-        time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
-        fallback_seed=args.seed,
-    )
+    private = {"the replay folder": replay_dir} if replay_dir else {}
     try:
-        result = play_match(spec, sandbox=config, replay_dir=replay_dir)
-    except MatchSpecError as error:
+        # each bot runs from a private copy of its own files (see ``staging``)
+        with staged_bots(bots, private=private) as staged:
+            spec = MatchSpec(
+                match_id=f"match-{args.seed}",
+                rules=rules,
+                bots=staged,
+                seatings=rotating_seatings(len(bots), games),
+                seeds=game_seeds(args.seed, games),
+                time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
+                fallback_seed=args.seed,
+            )
+            result = play_match(spec, sandbox=config, replay_dir=replay_dir)
+    except (MatchSpecError, StagingError) as error:
         return _fail(str(error))
     summary = summarise(result)
     if args.json:

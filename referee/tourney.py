@@ -51,6 +51,8 @@ __all__ = [
 ]
 
 LEADERBOARD_NAME = "leaderboard.json"
+#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
+STAGING_NAME = ".bots"
 
 #: play_match's signature: (spec, *, sandbox, replay_dir, on_game) -> MatchResult.
 Runner = Callable[..., MatchResult]
@@ -367,6 +369,25 @@ def _lock(directory: Path):
         handle.close()
 
 
+def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
+    """The configuration with its bots running from copies under ``output/.bots`` (see
+    ``staging``); the copies must hold what the configuration's digest was computed from."""
+    from .staging import StagingError, referee_paths, stage
+
+    try:
+        bots = stage(
+            [bot.spec for bot in config.bots],
+            str(output / STAGING_NAME),
+            private=referee_paths(str(output), config.source),
+            expected=dict(config.bot_digests),
+            keep=True,
+        )
+    except StagingError as error:
+        raise TourneyError(str(error)) from None
+    entries = tuple(attrs.evolve(e, spec=b) for e, b in zip(config.bots, bots, strict=True))
+    return attrs.evolve(config, bots=entries)
+
+
 def _remove_store(directory: Path) -> None:
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LEADERBOARD_NAME):
         (directory / name).unlink(missing_ok=True)
@@ -394,9 +415,10 @@ def run_tournament(
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
-    schedule = build_schedule(config)
-    total_games = sum(match.games for match in schedule)
     with _lock(output):
+        config = _staged(config, output)
+        schedule = build_schedule(config)
+        total_games = sum(match.games for match in schedule)
         if fresh:
             _remove_store(output)
         with Store.open(output) as store:
