@@ -102,15 +102,62 @@ def _own_files(bot: BotSpec) -> set[str]:
     return found
 
 
+def _referee_data(directory: str) -> set[str]:
+    """Tournament files found in ``directory``: output folders (holding a results database or
+    staged bots), YAML files with a ``bots`` list (configurations) and the files and
+    directories of the bots these configurations name."""
+    import yaml
+
+    from .store import DB_NAME
+
+    found: set[str] = set()
+    count = 0
+    for top, dirs, names in os.walk(directory):
+        count += len(dirs) + len(names)
+        if count > STAGE_LIMIT_FILES:
+            break  # _walk reports the size
+        if DB_NAME in names or ".bots" in dirs:
+            found.add(top)
+            dirs[:] = []
+            continue
+        for name in names:
+            path = os.path.join(top, name)
+            if name.endswith((".yaml", ".yml")) and os.path.isfile(path):
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        document = yaml.safe_load(handle.read(1 << 20))
+                except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                    continue
+                if isinstance(document, dict) and isinstance(document.get("bots"), list):
+                    found.add(path)
+                    found |= _config_bot_paths(top, document["bots"])
+    return found
+
+
+def _config_bot_paths(base: str, bots: list) -> set[str]:
+    """The files and directories of the bots a configuration found at ``base`` names."""
+    paths = set()
+    for bot in bots:
+        for key in ("file", "directory") if isinstance(bot, dict) else ():
+            value = bot.get(key)
+            if isinstance(value, str) and value.strip():
+                paths.add(os.path.realpath(os.path.join(base, value)))
+    return paths
+
+
 def plan_bots(
     bots: Sequence[BotSpec],
     *,
     private: Mapping[str, str] = {},  # noqa: B006 - read only
+    discover: bool = False,
 ) -> list[Plan | None]:
     """The copy of each bot (None for a bot without a directory, a command on PATH).
 
     ``private`` maps a description (``the output folder``) to a host path no bot may see.
-    Raises :class:`StagingError` when a bot's folder lies inside a private path.
+    With ``discover`` (``match`` and ``check-bot``, which know no configuration), tournament
+    output folders, configurations and the bots they name found in a bot's folder are left
+    out as well. Raises
+    :class:`StagingError` when a bot's folder lies inside a private path.
     """
     directories = [visible_directory(bot) for bot in bots]
     owned = [_own_files(bot) for bot in bots]
@@ -150,6 +197,9 @@ def plan_bots(
             plans.append(Plan(bot.name, directory, (), tuple(files)))
             continue
         private_inside = {p for p in secret.values() if _inside(p, directory) and p != directory}
+        if discover:  # but never the bot's own files, even when a configuration names them
+            found = _referee_data(directory) - {directory}
+            private_inside |= {p for p in found if not any(_inside(f, p) for f in mine)}
         plans.append(Plan(bot.name, directory, tuple(sorted(theirs | private_inside)), None))
     return plans
 
@@ -307,6 +357,7 @@ def stage(
     private: Mapping[str, str] = {},  # noqa: B006 - read only
     expected: Mapping[str, str] | None = None,
     keep: bool = False,
+    discover: bool = False,
 ) -> tuple[BotSpec, ...]:
     """Copy each bot's files under ``root`` and return the bots running from their copies.
 
@@ -314,11 +365,12 @@ def stage(
     whose content differs raises :class:`StagingError` (the bot's files changed since). With
     ``keep``, copies are named by an HMAC of their content under a key kept in ``root`` and a
     copy already there is reused (a resumed tournament runs the very same paths); the other
-    directories of ``root`` are removed. Without it, names are random.
+    directories of ``root`` are removed. Without it, names are random. ``discover``: see
+    :func:`plan_bots`.
     """
     _private_root(root)
     key = _key(root) if keep else None
-    plans = plan_bots(bots, private={**private, "the staging directory": root})
+    plans = plan_bots(bots, private={**private, "the staging directory": root}, discover=discover)
     staged: list[BotSpec] = []
     used = {_KEY_NAME}
     for bot, plan in zip(bots, plans, strict=True):
@@ -370,10 +422,11 @@ def staged_bots(
     *,
     private: Mapping[str, str] = {},  # noqa: B006 - read only
 ) -> Iterator[tuple[BotSpec, ...]]:
-    """The bots running from copies in a fresh private temporary directory, removed after."""
+    """The bots running from copies in a fresh private temporary directory, removed after
+    (``match`` and ``check-bot``: tournament files found in a bot's folder are left out)."""
     root = tempfile.mkdtemp(prefix="ohseven-stage-")
     try:
-        yield stage(bots, root, private=private)
+        yield stage(bots, root, private=private, discover=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

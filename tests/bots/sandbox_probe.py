@@ -328,6 +328,32 @@ def lease_notify(path):
             result(name, "ok")
 
 
+def spy(mode, *paths):
+    """Try to read each path (a file's content, a folder's listing), then play as a random bot.
+
+    Mode ``log`` prints ``RESULT saw PATH`` or ``RESULT hidden PATH ERRNO`` for each, and the
+    listing of the working directory; mode ``crash`` exits with status 3 at the first path it
+    can read (the referee records a fault: the finding shows in the results).
+    """
+    for path in paths:
+        try:
+            if os.path.isdir(path):
+                os.listdir(path)
+            else:
+                with open(path, "rb") as handle:
+                    handle.read(64)
+        except OSError as error:
+            result("hidden", f"{path} {_error_name(error)}")
+        else:
+            result("saw", path)
+            if mode == "crash":
+                os._exit(3)
+    result("cwd", ",".join(sorted(os.listdir("."))))
+    from ohseven.sdk import Bot, run
+
+    run(Bot, [])
+
+
 def spin():
     """Burn CPU forever."""
     while True:
@@ -335,6 +361,7 @@ def spin():
 
 
 ACTIONS = {
+    "spy": spy,
     "lock_hold": lock_hold,
     "lock_probe": lock_probe,
     "file_touch": file_touch,
