@@ -91,14 +91,21 @@ def _inside(path: str, root: str) -> bool:
 
 
 def _own_files(bot: BotSpec) -> set[str]:
-    """Real paths of the files the bot's command names (its program, its script...)."""
-    from .sandbox import _absolutise
+    """Real paths of the bot's program files: its script (the first file among the arguments)
+    and its program when that is a file of its own (not the system's or the Python's).
 
+    Further arguments naming files are data, not the bot: they come with its folder when the
+    folder is its own, never from a shared one.
+    """
+    from .sandbox import _absolutise, _default_bot_dir
+
+    command = tuple(_absolutise(word) for word in bot.command)
     found = set()
-    for word in bot.command:
-        word = _absolutise(word)
-        if os.path.isabs(word) and os.path.isfile(word):
-            found.add(os.path.realpath(word))
+    script = next((w for w in command[1:] if w.startswith("/") and os.path.isfile(w)), None)
+    if script is not None:
+        found.add(os.path.realpath(script))
+    if _default_bot_dir(command[:1]) is not None:  # a program outside the system directories
+        found.add(os.path.realpath(command[0]))
     return found
 
 
@@ -174,7 +181,7 @@ def plan_bots(
                     f"({path}), which no bot may see; move the bot or give it a `directory`",
                     index,
                 )
-        mine = owned[index]
+        mine = {f for f in owned[index] if not any(_inside(f, p) for p in secret.values())}
         others = [
             other
             for other in range(len(bots))
@@ -200,7 +207,9 @@ def plan_bots(
         if discover:  # but never the bot's own files, even when a configuration names them
             found = _referee_data(directory) - {directory}
             private_inside |= {p for p in found if not any(_inside(f, p) for f in mine)}
-        plans.append(Plan(bot.name, directory, tuple(sorted(theirs | private_inside)), None))
+        left_out = theirs | private_inside
+        outermost = [p for p in left_out if not any(p != q and _inside(p, q) for q in left_out)]
+        plans.append(Plan(bot.name, directory, tuple(sorted(outermost)), None))
     return plans
 
 

@@ -331,23 +331,26 @@ def lease_notify(path):
 def spy(mode, *paths):
     """Try to read each path (a file's content, a folder's listing), then play as a random bot.
 
-    Mode ``log`` prints ``RESULT saw PATH`` or ``RESULT hidden PATH ERRNO`` for each, and the
-    listing of the working directory; mode ``crash`` exits with status 3 at the first path it
-    can read (the referee records a fault: the finding shows in the results).
+    Mode ``log`` prints ``RESULT saw PATH``, ``RESULT listed PATH ENTRIES`` or ``RESULT hidden
+    PATH ERRNO`` for each, and the listing of the working directory; mode ``crash`` exits with
+    status 3 at the first file it can read or folder that lists anything but the sandbox's
+    scaffolding (the referee records a fault: the finding shows in the results).
     """
     for path in paths:
         try:
             if os.path.isdir(path):
-                os.listdir(path)
+                entries = sorted(os.listdir(path))
+                result("listed", f"{path} {','.join(entries) or '-'}")
             else:
                 with open(path, "rb") as handle:
                     handle.read(64)
+                result("saw", path)
         except OSError as error:
             result("hidden", f"{path} {_error_name(error)}")
-        else:
-            result("saw", path)
-            if mode == "crash":
-                os._exit(3)
+            continue
+        # a folder the sandbox made to hold the bot's own copy lists nothing else
+        if mode == "crash" and not (os.path.isdir(path) and entries in ([], [".bots"])):
+            os._exit(3)
     result("cwd", ",".join(sorted(os.listdir("."))))
     from ohseven.sdk import Bot, run
 
