@@ -430,12 +430,16 @@ def staged_bots(
     bots: Sequence[BotSpec],
     *,
     private: Mapping[str, str] = {},  # noqa: B006 - read only
+    discover: bool = True,
 ) -> Iterator[tuple[BotSpec, ...]]:
-    """The bots running from copies in a fresh private temporary directory, removed after
-    (``match`` and ``check-bot``: tournament files found in a bot's folder are left out)."""
+    """The bots running from copies in a fresh private temporary directory, removed after.
+
+    ``discover`` (the default, for ``match`` and ``check-bot``): tournament files found in a
+    bot's folder are left out too (see :func:`plan_bots`).
+    """
     root = tempfile.mkdtemp(prefix="ohseven-stage-")
     try:
-        yield stage(bots, root, private=private, discover=True)
+        yield stage(bots, root, private=private, discover=discover)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
