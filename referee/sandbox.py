@@ -75,6 +75,8 @@ _ETC_FILES = (
     "/etc/java-17-openjdk",
     "/etc/java-21-openjdk",
 )
+# Hidden under an empty read-only tmpfs: file-nr, inode-nr, dentry-state (machine-wide counts).
+_HIDDEN_PROC = "/proc/sys/fs"
 _OHSEVEN_PACKAGES = ("ohseven.sdk", "ohseven.referee", "ohseven.example_bots")
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
@@ -818,6 +820,8 @@ class BotProcess:
             elif os.path.isdir(path):
                 argv += ["--ro-bind", path, path]
         argv += ["--proc", "/proc", "--dev", "/dev"]
+        # the machine's counts of open files, inodes and dentries: a signal from another bot
+        argv += ["--size", "4096", "--tmpfs", _HIDDEN_PROC, "--remount-ro", _HIDDEN_PROC]
         argv += ["--perms", "1777", "--size", str(limits.scratch_mb << 20)]
         argv += ["--tmpfs", SANDBOX_SCRATCH]
         for path in _ETC_FILES:

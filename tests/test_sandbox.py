@@ -357,6 +357,13 @@ class TestCovertChannels:
         assert results(bot, "getlease") == ["ENOLCK"], bot.log()
         assert results(bot, "notify") == ["EINVAL"], bot.log()
 
+    def test_no_machine_wide_file_counts(self, run):
+        """/proc/sys/fs (open files, inodes, dentries of the whole machine) is hidden."""
+        bot = run("read", "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr")
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "read") == [], bot.log()
+        assert len(results(bot, "denied")) == 2, bot.log()
+
     @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
     def test_filter_covers_each_lock_command(self, machine):
         """The filter names fcntl's lock, lease and notify commands and every signalling
