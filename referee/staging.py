@@ -163,8 +163,7 @@ def plan_bots(
     ``private`` maps a description (``the output folder``) to a host path no bot may see.
     With ``discover`` (``match`` and ``check-bot``, which know no configuration), tournament
     output folders, configurations and the bots they name found in a bot's folder are left
-    out as well. Raises
-    :class:`StagingError` when a bot's folder lies inside a private path.
+    out as well. Raises :class:`StagingError` when a bot's folder lies inside a private path.
     """
     directories = [visible_directory(bot) for bot in bots]
     owned = [_own_files(bot) for bot in bots]
