@@ -37,6 +37,7 @@ from .replay import save_replay, to_replay
 from .rules import GAMES, OH_HELL, OH_SEVEN, Game, Phase, Rules, new_game
 from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, secret_from_seed
+from .staging import StagingError, staged_bots
 
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
@@ -617,15 +618,22 @@ def run(args: argparse.Namespace) -> int:
     games = GAMES if args.game == "both" else (args.game,)
     clock = TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank)
     seed = announce_seed(args.seed)
-    report = check_bot(
-        spec,
-        games=games,
-        sandbox=config,
-        clock=clock,
-        seed=seed,
-        max_failures=args.max_failures,
-        replay_dir=args.replays,
-    )
+    private = {"the replay folder": args.replays} if args.replays else {}
+    try:
+        # the bot runs from a private copy of its own files (see ``staging``)
+        with staged_bots([spec], private=private) as (staged,):
+            report = check_bot(
+                staged,
+                games=games,
+                sandbox=config,
+                clock=clock,
+                seed=seed,
+                max_failures=args.max_failures,
+                replay_dir=args.replays,
+            )
+    except StagingError as error:
+        return _fail(str(error))
+    report = attrs.evolve(report, bot=spec)
     data = summary(report)
     print(json.dumps(data) if args.json else render(data))
     return 0 if report.passed else 1

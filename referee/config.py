@@ -161,6 +161,8 @@ class TourneyConfig:
     digest: str = ""
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
+    #: (bot name, ``staging.tree_digest`` of its staged files): part of ``digest``
+    bot_digests: tuple[tuple[str, str], ...] = ()
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -414,6 +416,36 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
     return BotEntry(BotSpec(name, argv, directory, limits), limits), fingerprint
 
 
+def _staged_digests(
+    doc: _Document,
+    bots: list[BotEntry],
+    keys: list[str],
+    output: Path,
+    source: str,
+    mode: str,
+) -> dict[str, str]:
+    """The ``staging.tree_digest`` of each bot's copy; errors (a bot's folder inside the output
+    folder, a private path the sandbox shows every bot) go to ``doc``."""
+    from . import staging
+    from .sandbox import _python_paths
+
+    private = staging.referee_paths(str(output), source)
+    if mode == "bwrap":  # unsandboxed bots see every file their uid can read anyway
+        shown = _python_paths()
+        for key, what in (("output", "the output folder"), ("", "the configuration file")):
+            try:
+                staging.check_views({what: private[what]} if what in private else {}, shown)
+            except staging.StagingError as error:
+                doc.error(key, str(error))
+    try:
+        plans = staging.plan_bots([bot.spec for bot in bots], private=private)
+        return {bot.name: staging.tree_digest(plan) for bot, plan in zip(bots, plans, strict=True)}
+    except staging.StagingError as error:
+        key = keys[error.index] if error.index is not None else ""
+        doc.error(key, str(error))
+        return {}
+
+
 def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int], ...]:
     if data is None:
         return ()
@@ -524,6 +556,7 @@ def load_config_text(
                     )
 
     bots: list[BotEntry] = []
+    bot_keys: list[str] = []
     fingerprints: dict[str, str] = {}
     bots_raw = reader.get(
         data, "", "bots", lambda v: isinstance(v, list) and v, "a list of bots", required=True
@@ -539,6 +572,7 @@ def load_config_text(
             fingerprints[name_of] = fingerprint
         if entry is not None:
             bots.append(entry)
+            bot_keys.append(f"bots[{index}]")
     pool = len(bots_raw or [])
 
     sched = _section(reader, data, "schedule")
@@ -703,6 +737,11 @@ def load_config_text(
     if doc.errors:
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None
+    # what decides the results is the bots' staged copies (see ``staging``), not just a file
+    staged = _staged_digests(doc, bots, bot_keys, output, source, sandbox.mode)
+    fingerprints.update(staged)
+    if doc.errors:
+        raise ConfigError(source, doc.errors)
     decisive = {
         k: v for k, v in data.items() if k not in NOT_IN_DIGEST
     }
@@ -729,6 +768,7 @@ def load_config_text(
         source=source,
         digest=digest,
         document=data,
+        bot_digests=tuple(staged.items()),
     )
 
 

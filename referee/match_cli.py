@@ -17,10 +17,13 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
+import attrs
+
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, random_seed, secret_from_seed, short_seed_warning
+from .staging import StagingError, staged_bots
 
 __all__ = [
     "configure",
@@ -283,9 +286,13 @@ def run(args: argparse.Namespace) -> int:
         time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
         fallback_seed=derive_seed(secret_from_seed(seed), "fallback"),
     )
+    private = {"the replay folder": replay_dir} if replay_dir else {}
     try:
-        result = play_match(spec, sandbox=config, replay_dir=replay_dir)
-    except MatchSpecError as error:
+        # each bot runs from a private copy of its own files (see ``staging``)
+        with staged_bots(bots, private=private) as staged:
+            staged_spec = attrs.evolve(spec, bots=staged)
+            result = play_match(staged_spec, sandbox=config, replay_dir=replay_dir)
+    except (MatchSpecError, StagingError) as error:
         return _fail(str(error))
     summary = summarise(result)
     summary["seed"] = seed

@@ -63,6 +63,8 @@ __all__ = [
 ]
 
 LEADERBOARD_NAME = "leaderboard.json"
+#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
+STAGING_NAME = ".bots"
 
 #: play_match's signature: (spec, *, sandbox, replay_dir, on_game) -> MatchResult.
 Runner = Callable[..., MatchResult]
@@ -401,6 +403,25 @@ def _lock(directory: Path):
         handle.close()
 
 
+def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
+    """The configuration with its bots running from copies under ``output/.bots`` (see
+    ``staging``); the copies must hold what the configuration's digest was computed from."""
+    from .staging import StagingError, referee_paths, stage
+
+    try:
+        bots = stage(
+            [bot.spec for bot in config.bots],
+            str(output / STAGING_NAME),
+            private=referee_paths(str(output), config.source),
+            expected=dict(config.bot_digests),
+            keep=True,
+        )
+    except StagingError as error:
+        raise TourneyError(str(error)) from None
+    entries = tuple(attrs.evolve(e, spec=b) for e, b in zip(config.bots, bots, strict=True))
+    return attrs.evolve(config, bots=entries)
+
+
 def _remove_store(directory: Path) -> None:
     """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
     replay and replay data (a new tournament in the same folder must not show the old games)."""
@@ -456,6 +477,7 @@ def run_tournament(
     output = Path(config.output)
     workers = max(1, workers or config.workers)
     with _lock(output):
+        config = _staged(config, output)
         if fresh:
             _remove_store(output)
         secret = tournament_secret(config, output)
@@ -689,12 +711,17 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
     """Start each bot once, as its matches will; the refusal to print if any cannot start (so
     that no bot is ever rated on fallback games because it never ran)."""
     from .match import start_check
+    from .staging import StagingError, referee_paths, staged_bots
 
-    failures = start_check(
-        tuple(bot.spec for bot in config.bots),
-        sandbox=sandbox_config(config),
-        time_control=config.time_control,
-    )
+    private = referee_paths(config.output, config.source)
+    try:  # from private copies of their files, as in the matches
+        specs = [bot.spec for bot in config.bots]
+        with staged_bots(specs, private=private, discover=False) as bots:
+            failures = start_check(
+                bots, sandbox=sandbox_config(config), time_control=config.time_control
+            )
+    except StagingError as error:
+        return f"{config.source}: {error}"
     if not failures:
         return None
     lines = [f"{config.source}: {len(failures)} bot(s) could not start; nothing was played:"]
