@@ -107,12 +107,6 @@ class TestConnections:
         assert outcome.reports("connected") == ["0 ENOENT"], outcome.hostile_log
         assert outcome.statuses() == []
 
-    def test_second_connection_after_the_hello_is_refused(self, tmp_path):
-        """An impostor connection opened after the hello cannot even connect."""
-        outcome = play(tmp_path, "impostor")
-        assert outcome.reports("impostor_refused") == ["ENOENT"], outcome.hostile_log
-        assert outcome.statuses() == []
-
     def test_frames_of_a_connection_without_hello_are_bounded(self, tmp_path):
         """A second connection flooding frames with no hello: past the budget, each frame is a
         protocol fault of the bot that opened it, until it is dropped."""

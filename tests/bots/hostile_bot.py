@@ -20,7 +20,8 @@ Modes, by when they strike:
 - on the first request, then plays on: ``memory`` (allocates until refused, then dies),
   ``forkbomb`` (forks until refused; the children fork too), ``bigfile`` (writes a file until
   refused, then dies), ``impostor`` (a second connection saying hello with guessed secrets
-  and its own), ``network HOST PORT`` (a TCP connection), ``steal PATH...`` (reads files),
+  and its own, if it can connect at all), ``network HOST PORT`` (a TCP connection),
+  ``steal PATH...`` (reads files),
   ``signal PID`` (kills the referee, pid 1 and -1), ``writeall`` (tries to create a file in
   every directory it can see, its socket directory included, and to fill the ones it can);
 - ``connflood PROCESSES CONNECTIONS WHEN`` (``early``: before its hello; ``late``: on the
@@ -108,6 +109,11 @@ def bigfile():
 
 def impostor(endpoint, secret):
     """A second connection trying guessed secrets, then our own (already used) one."""
+    parent = os.path.dirname(os.path.dirname(endpoint[len("ipc://") :]))
+    try:
+        result("listed", os.listdir(parent))
+    except OSError as error:
+        result("unlisted", errno.errorcode.get(error.errno))
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.connect(endpoint[len("ipc://") :])
@@ -130,11 +136,6 @@ def impostor(endpoint, secret):
             answers.append("none")
     result("impostor", ",".join(sorted(set(answers))))
     sock.close(0)
-    parent = os.path.dirname(os.path.dirname(endpoint[len("ipc://") :]))
-    try:
-        result("listed", os.listdir(parent))
-    except OSError as error:
-        result("unlisted", errno.errorcode.get(error.errno))
 
 
 def network(host, port):
@@ -166,10 +167,15 @@ def kill(pid):
 
 
 def writeall(endpoint):
-    """Create a file (and a socket) in every directory in sight but /proc and /sys; fill the
+    """Create a file and a socket in every directory in sight but /proc and /sys; fill the
     ones that take it up to 64 MB (``writeall socketdir``: only the
     socket directory and its parent); report what worked outside the scratch (HOME)."""
-    scratch = os.environ.get("HOME", "/tmp")
+    home = os.environ.get("HOME", "/tmp")
+    home_device = os.stat(home).st_dev
+
+    def in_scratch(folder, device):  # under HOME and on its file system (not a mount in it)
+        return device == home_device and (folder + "/").startswith(home.rstrip("/") + "/")
+
     socket_dir = os.path.dirname(endpoint[len("ipc://") :])
     seen, wrote, total = set(), [], 0
     todo = [socket_dir, os.path.dirname(socket_dir)] + (["/"] if ARGS != ["socketdir"] else [])
@@ -192,28 +198,27 @@ def writeall(endpoint):
                     not readonly or entry.stat(follow_symlinks=False).st_dev != device
                 ):
                     todo.append(entry.path)
-        if readonly:
-            continue
         path = os.path.join(folder, f"hostile-{os.getpid()}")
         try:
             with open(path, "wb") as handle:
-                while total < 64 and not folder.startswith(scratch):
+                while total < 64 and not in_scratch(folder, device):
                     handle.write(chunk)
                     handle.flush()
                     total += 1
         except OSError:
             pass
         if os.path.exists(path):
-            wrote.append(folder)
+            wrote.append((folder, device))
         try:
             server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             server.bind(path + ".sock")
-            wrote.append(folder + " (socket)")
+            wrote.append((folder, device))
+            server.close()
         except OSError:
             pass
-    outside = [w for w in wrote if not w.startswith(scratch)]
+    outside = [folder for folder, device in wrote if not in_scratch(folder, device)]
     result("wrote", json.dumps(outside))
-    result("scratch", str(any(w.startswith(scratch) for w in wrote)))
+    result("scratch", str(any(in_scratch(folder, device) for folder, device in wrote)))
     result("filled_mb", total)
     result("socket_dir_tried", str(socket_dir in seen))
 
