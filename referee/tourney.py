@@ -428,6 +428,9 @@ def run_tournament(
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
+    from .match import raise_fd_limit
+
+    raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
