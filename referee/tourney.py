@@ -6,7 +6,9 @@ Worker processes play matches; the parent alone writes the database, one committ
 as it arrives, and keeps ``leaderboard.json`` up to date. Ratings are computed from the stored
 games in canonical order, so they do not depend on the number of workers or on interruptions:
 kill the referee at any moment, run the same command again, and it resumes (a match cut short is
-played again from its start) and ends with the same leaderboard as an uninterrupted run.
+played again from its start) and ends with the same leaderboard as an uninterrupted run. A
+worker that dies mid-match records the match ``failed`` (its games discarded) and is replaced;
+a rerun plays it again.
 
 ``ohseven-referee tourney --demo`` (or no file) runs the quickstart on the example bots.
 
