@@ -29,14 +29,15 @@ import attrs
 import zmq
 
 from . import protocol as wire
-from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec
+from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec, TimeControl
 from .replay import save_replay, to_replay
-from .rules import Game, Phase, RulesError, new_game
+from .rules import OH_SEVEN, Game, Phase, Rules, RulesError, new_game
 from .sandbox import BotProcess, BotStartError, SandboxConfig
 from .stats import game_statistics
 
 __all__ = [
     "play_match",
+    "start_check",
     "MatchSpecError",
     "DEFAULT_DROP_AFTER_FAULTS",
     "MAX_CONNECTIONS",
@@ -141,19 +142,20 @@ class _Bot:
     connection: wire.Connection | None = None
     routing_id: bytes | None = None
     restarts: int = 0
+    launches: int = 0  # processes started in this match (restarts and fresh deals included)
+    seen: set[int] = attrs.Factory(set)  # the deals (seeds) its current process has been shown
     faults: int = 0
     dropped: bool = False
     ever_ready: bool = False  # it said hello at least once in this match
     carry: list[tuple[FaultStatus, str]] = attrs.Factory(list)  # faults for its next game
     logs: list[str] = attrs.Factory(list)
     socket_dir: str = ""  # private to this bot; its endpoint is in it
-    starts: int = 0  # processes started: each has an endpoint of its own
     bound: str | None = None  # the endpoint bound for its current process
     accepted: int = 0  # connections accepted on it
 
     @property
     def endpoint(self) -> str:
-        return f"ipc://{self.socket_dir}/referee-{self.starts}"
+        return f"ipc://{self.socket_dir}/referee-{self.launches}"  # one per process
 
     @property
     def active(self) -> bool:
@@ -282,7 +284,6 @@ class _Referee:
     def _bind(self, bot: _Bot) -> None:
         """A fresh endpoint for ``bot``'s next process (the last one's file is gone)."""
         self._unbind(bot)
-        bot.starts += 1
         bot.accepted = 0
         self.socket.bind(bot.endpoint)
         bot.bound = bot.endpoint
@@ -331,7 +332,7 @@ class _Referee:
         return attrs.evolve(self.config, limits=limits)
 
     def _bot_seed(self, bot: _Bot) -> int:
-        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.restarts}"
+        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
     def _launch(self, bots: list[_Bot]) -> None:
@@ -342,6 +343,8 @@ class _Referee:
     def _launch_batch(self, bots: list[_Bot]) -> None:
         waiting = []
         for bot in bots:
+            bot.launches += 1
+            bot.seen.clear()
             secret = secrets.token_hex(16)
             bot.connection = wire.Connection(bot.spec.name, secret)
             self._bind(bot)
@@ -614,12 +617,37 @@ class _Referee:
         if restart:
             self._launch(restart)
 
+    def _renew(self, seats: list[_Bot], seed: int) -> None:
+        """Give a fresh process (and scratch) to every bot whose process has seen this deal.
+
+        Duplicate play deals the same cards to every rotation of a table: a process that
+        remembered the last rotation would know every other hand. So no process is ever shown a
+        deal twice; a renewal is not a restart (no fault, no budget spent).
+        """
+        stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
+        for bot in stale:
+            if bot.connection is not None:
+                if bot.active:
+                    self._send(bot.routing_id, wire.shutdown_message())
+                bot.connection.close()
+            bot.connection = None
+            if bot.routing_id is not None:
+                self.by_rid.pop(bot.routing_id, None)
+                bot.routing_id = None
+            self._stop(bot)
+        if stale:
+            self._launch(stale)
+
     def play_game(self, index: int) -> GameRecord:
         spec = self.spec
         seats = [self.bots[b] for b in spec.seatings[index]]
         started = time.monotonic()
         self.state = None
+        self._renew(seats, spec.seeds[index])
         self._prepare(seats)
+        for bot in seats:
+            if bot.process is not None:
+                bot.seen.add(spec.seeds[index])
         game = new_game(spec.rules, len(seats), spec.seeds[index])
         state = self.state = _GameState(index, game, seats, spec)
         for bot in seats:
@@ -767,3 +795,42 @@ def play_match(
     finally:
         logs = referee.close()
     return MatchResult(spec, tuple(games), logs)
+
+
+def start_check(
+    bots: tuple[BotSpec, ...],
+    *,
+    sandbox: SandboxConfig,
+    time_control: TimeControl | None = None,
+    batch: int = 8,
+) -> dict[str, tuple[str, str]]:
+    """Start every bot once, as a match does, and wait for its hello; then shut it down.
+
+    Returns ``{name: (why, its output)}`` for each bot that could not start: a tournament
+    refuses to rate a bot on fallback games when it never ran at all. ``batch`` bots start at
+    a time.
+    """
+    clock = time_control or TimeControl()
+    failures: dict[str, tuple[str, str]] = {}
+    for first in range(0, len(bots), batch):
+        spec = MatchSpec(
+            match_id="start-check",
+            rules=Rules.make(OH_SEVEN, ()),
+            bots=bots[first : first + batch],
+            seatings=(),
+            seeds=(),
+            time_control=clock,
+        )
+        referee = _Referee(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
+        try:
+            referee._launch(referee.bots)
+            why = {
+                bot.spec.name: detail
+                for bot in referee.bots
+                for status, detail in bot.carry
+                if status is FaultStatus.NO_START
+            }
+        finally:
+            logs = referee.close()
+        failures.update((name, (detail, logs.get(name, ""))) for name, detail in why.items())
+    return failures

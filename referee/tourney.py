@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import json
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
+import sqlite3
 import sys
 import time
 import traceback
@@ -40,7 +43,16 @@ from .config import ConfigError, TourneyConfig, demo_config, is_cluster_address,
 from .ratings import Ratings
 from .records import GameRecord, MatchResult, MatchSpec
 from .schedule import ScheduledMatch, build_schedule
-from .store import DB_NAME, Store, StoredGame, StoreError
+from .secret import (
+    SECRET_NAME,
+    SecretError,
+    create_secret,
+    fingerprint,
+    load_secret,
+    secret_from_seed,
+    short_seed_warning,
+)
+from .store import DB_NAME, DamagedStoreError, Store, StoredGame, StoreError, database_error
 
 __all__ = [
     "configure",
@@ -135,6 +147,12 @@ def _worker(tasks: Any, results: Any, parent: int, current: Any = None, slot: in
             except _Stop:
                 results.cancel_join_thread()  # the parent may be gone: never block on exit
                 return
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    results.put(("error", index, traceback.format_exc()))
+                else:  # a full disk (replays) is the organiser's to fix, then resume
+                    results.put(("nospace", index, str(error)))
+                return
             except Exception:
                 results.put(("error", index, traceback.format_exc()))
                 return
@@ -144,6 +162,8 @@ def _worker(tasks: Any, results: Any, parent: int, current: Any = None, slot: in
     except _Stop:
         results.cancel_join_thread()
         return
+    finally:  # from here a SIGTERM (the pool stopping) ends the process quietly
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Pool:
@@ -226,8 +246,15 @@ class Leaderboard:
     every finished game in canonical order.
     """
 
-    def __init__(self, config: TourneyConfig, total_games: int, matches_total: int = 0) -> None:
+    def __init__(
+        self,
+        config: TourneyConfig,
+        total_games: int,
+        matches_total: int = 0,
+        secret: bytes | None = None,
+    ) -> None:
         self.config = config
+        self.secret = secret  # published only once complete, and only if ``reveal_seeds``
         self.total_games = total_games
         self.matches_total = matches_total
         self.matches_done = 0
@@ -275,10 +302,17 @@ class Leaderboard:
         from .publish import Tournament, leaderboard
 
         config = self.config
+        reveal = (
+            config.reveal_seeds
+            and self.secret is not None
+            and self.total_games > 0
+            and len(self.games) == self.total_games
+        )
         tournament = Tournament(
             name=config.name,
             game=config.game,
-            seed=config.seed,
+            seed=config.seed if reveal else None,
+            secret=self.secret.hex() if reveal and self.secret is not None else None,
             config=config.document,
             bots=config.bot_names,
             games=tuple(StoredGame(index, -1, self.games[index]) for index in sorted(self.games)),
@@ -407,8 +441,35 @@ def _lock(directory: Path):
 
 
 def _remove_store(directory: Path) -> None:
-    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LEADERBOARD_NAME):
+    """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
+    replay and replay data (a new tournament in the same folder must not show the old games)."""
+    from .publish import REPLAY_DATA
+
+    names = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SECRET_NAME, LEADERBOARD_NAME)
+    for name in (*names, "leaderboard.csv", "leaderboard.md"):
         (directory / name).unlink(missing_ok=True)
+    for folder in ("replays", REPLAY_DATA):
+        shutil.rmtree(directory / folder, ignore_errors=True)
+
+
+def tournament_secret(config: TourneyConfig, output: Path) -> bytes:
+    """The secret the tournament's deals come from: the organiser's ``seed``, else the random
+    secret kept in ``output`` (drawn with the database; a database without it cannot resume)."""
+    if config.seed is not None:
+        return secret_from_seed(config.seed)
+    try:
+        secret = load_secret(output)
+        if secret is not None:
+            return secret
+        if (output / DB_NAME).exists():
+            raise TourneyError(
+                f"{output / DB_NAME} exists but its secret {output / SECRET_NAME} is missing: "
+                "the remaining games cannot be dealt as they would have been (restore the file, "
+                "or start over with --fresh)"
+            )
+        return create_secret(output)
+    except SecretError as error:
+        raise TourneyError(str(error)) from None
 
 
 def run_tournament(
@@ -436,16 +497,17 @@ def run_tournament(
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
-    schedule = build_schedule(config)
-    total_games = sum(match.games for match in schedule)
     with _lock(output):
         if fresh:
             _remove_store(output)
+        secret = tournament_secret(config, output)
+        schedule = build_schedule(config, secret)
+        total_games = sum(match.games for match in schedule)
         with Store.open(output) as store:
             store.setup(
                 digest=config.digest,
                 config=config.document,
-                seed=config.seed,
+                secret_fingerprint=fingerprint(secret),
                 matches=[
                     (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in schedule
                 ],
@@ -453,7 +515,7 @@ def run_tournament(
             pending = store.unfinished_matches()
             for index in pending:  # a match cut short is played again from its start
                 store.start_match(index)
-            board = Leaderboard(config, total_games, len(schedule))
+            board = Leaderboard(config, total_games, len(schedule), secret)
             board.matches_done = sum(
                 1 for status in store.match_status().values() if status == "done"
             )
@@ -474,8 +536,9 @@ def run_tournament(
             if sandbox is None and runner is None:
                 sandbox = sandbox_config(config)
             replay_dir = str(output / "replays") if config.replays else None
-            if replay_dir is not None:
+            if replay_dir is not None:  # the raw replays name their seeds: private
                 Path(replay_dir).mkdir(parents=True, exist_ok=True)
+                os.chmod(replay_dir, 0o700)
             played, interrupted = _play(
                 config,
                 store,
@@ -607,6 +670,8 @@ def _play(
                     store.fail_match(index, payload)
                     outstanding.discard(index)
                     display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                elif kind == "nospace":
+                    raise OSError(errno.ENOSPC, payload)
                 elif kind == "error":
                     match = by_index[index]
                     raise TourneyError(
@@ -679,6 +744,37 @@ def _print_board(document: dict) -> None:
     Console().print(display._table(document))
 
 
+def _start_every_bot(config: TourneyConfig) -> str | None:
+    """Start each bot once, as its matches will; the refusal to print if any cannot start (so
+    that no bot is ever rated on fallback games because it never ran)."""
+    from .match import start_check
+
+    failures = start_check(
+        tuple(bot.spec for bot in config.bots),
+        sandbox=sandbox_config(config),
+        time_control=config.time_control,
+    )
+    if not failures:
+        return None
+    lines = [f"{config.source}: {len(failures)} bot(s) could not start; nothing was played:"]
+    for index, bot in enumerate(config.bots):
+        if bot.name in failures:
+            why, output = failures[bot.name]
+            lines.append(f"  key `bots[{index}]` ({bot.name}): {why}")
+            tail = output.strip().splitlines()[-12:]
+            lines += [f"    | {line}" for line in tail] or ["    (it printed nothing)"]
+    return "\n".join(lines)
+
+
+def _disk_full(error: OSError, again: str) -> int:
+    print(
+        f"error: the disk is full ({error.strerror or error}). The tournament stopped cleanly: "
+        f"every finished game is in the database. Free some space and resume with: {again}",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def _warn_start_failures(output: Path) -> None:
     """Bots that did not start were played by the fallback: say so loudly, with the reason."""
     with Store.open(output, create=False) as store:
@@ -714,7 +810,24 @@ def run(args: argparse.Namespace) -> int:
             f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr
         )
         return 2
-    schedule = build_schedule(config)
+    if config.sandbox.mode != "unsandboxed":  # never fallback games for bots that cannot run
+        from .sandbox import SandboxError, check_sandbox
+
+        try:
+            check_sandbox(sandbox_config(config))
+        except SandboxError as error:
+            print(
+                f"error: {error}\n(or, for trusted bots only, set `sandbox: {{mode: unsandboxed}}` "
+                "in the configuration)",
+                file=sys.stderr,
+            )
+            return 2
+    if (refusal := _start_every_bot(config)) is not None:
+        print(refusal, file=sys.stderr)
+        return 2
+    if config.seed is not None and (warning := short_seed_warning(config.seed)):
+        print(warning, file=sys.stderr)
+    schedule = build_schedule(config, b"shape only")  # the deals do not change its shape
     total = sum(match.games for match in schedule)
     if args.check:
         print(
@@ -733,9 +846,19 @@ def run(args: argparse.Namespace) -> int:
         )
     except (TourneyError, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
-        if isinstance(error, StoreError):
+        if isinstance(error, StoreError) and not isinstance(error, DamagedStoreError):
             print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as error:
+        problem = database_error(Path(config.output) / DB_NAME, error)
+        if not isinstance(problem, OSError):
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
+        return _disk_full(problem, again)
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+        return _disk_full(error, again)
     leaderboard = Path(config.output) / LEADERBOARD_NAME
     if outcome.interrupted:
         print(

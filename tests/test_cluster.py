@@ -412,7 +412,7 @@ class TestLostResults:
                 pass
 
         config = load_config(write_tournament(tmp_path))
-        match = build_schedule(config)[0]
+        match = build_schedule(config, b"test secret")[0]
         job = (match.index, match.spec, sandbox_config(config), None, play_match)
         pool = ClusterPool(cluster.address)
         try:
@@ -438,7 +438,7 @@ class TestClusterErrors:
         bare = LoopbackCluster(tmp_path)
         try:
             config = load_config(write_tournament(tmp_path))
-            match = build_schedule(config)[0]
+            match = build_schedule(config, b"test secret")[0]
             pool = ClusterPool(bare.address, slot_patience=0.5)
             try:
                 pool.submit((match.index, match.spec, None, None, play_match))
