@@ -597,7 +597,10 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .match import raise_fd_limit
     from .match_cli import BotArgumentError, announce_seed, bot_specs
+
+    raise_fd_limit()
 
     try:
         (spec,) = bot_specs([args.bot])

@@ -251,7 +251,9 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .match import MatchSpecError, play_match
+    from .match import MatchSpecError, play_match, raise_fd_limit
+
+    raise_fd_limit()
 
     try:
         rules = Rules.make(args.game, args.rule)

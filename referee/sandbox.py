@@ -7,11 +7,12 @@ Two modes (see SECURITY.md for the threat model):
     The bot runs under bubblewrap in fresh PID, network, IPC, UTS and cgroup namespaces, with a
     read-only view of the system directories, the Python installation running the referee, the
     installed ``ohseven`` packages and the bot's own directory, plus a private size-limited
-    tmpfs at ``/tmp`` (``HOME``) that disappears with the sandbox, and the match's socket
-    directory read-write. When the referee is root, bubblewrap sets up the mounts as root and
-    the bot is then started through ``setpriv`` as a dedicated unprivileged uid (a distinct uid
-    per running bot, taken from a pool, so ``RLIMIT_NPROC`` is a per-bot limit), with no
-    capabilities, an empty bounding set and ``no_new_privs``. When the referee is not root,
+    tmpfs at ``/tmp`` (``HOME``) that disappears with the sandbox, and the bot's socket
+    directory read-only (connecting to a socket needs no writable mount). When the referee is
+    root, bubblewrap sets up the mounts as root and the bot is then started through
+    ``setpriv`` as a dedicated unprivileged uid (a distinct uid per running bot, taken from a
+    pool, so ``RLIMIT_NPROC`` is a per-bot limit), with no capabilities, an empty bounding set
+    and ``no_new_privs``. When the referee is not root,
     bubblewrap runs unprivileged in a new user namespace (nested user namespaces disabled) and
     the bot keeps the referee's uid.
 ``"unsandboxed"``
@@ -36,6 +37,7 @@ import platform
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -521,9 +523,9 @@ class BotProcess:
     naming existing files are made absolute. ``bot_dir`` (read-only inside, and the working
     directory) defaults to the directory of the first existing file among the arguments
     (else of the program itself when it is a path outside the system directories).
-    ``socket_dir`` is visible read-write at the same path; when the bot has its own uid, the
-    directory and what it holds at :meth:`start` are handed to that uid, so bind the ZeroMQ
-    socket before starting the bot.
+    ``socket_dir`` is visible read-only at the same path; when the bot has its own uid, the
+    sockets it holds at :meth:`start` are handed to that uid (the directory stays ours), so
+    bind the ZeroMQ socket before starting the bot.
 
     With ``--die-with-parent`` the sandbox dies when the *thread* that called :meth:`start`
     exits: start bots from a thread that outlives them.
@@ -837,7 +839,9 @@ class BotProcess:
             parents(path)
             argv += ["--ro-bind", path, path]
         parents(self.socket_dir)
-        argv += ["--bind", self.socket_dir, self.socket_dir]
+        # read-only: connect() needs write permission on the socket inode only, which a
+        # read-only mount keeps; the bot cannot create files there
+        argv += ["--ro-bind", self.socket_dir, self.socket_dir]
         argv += ["--chdir", self.bot_dir or SANDBOX_SCRATCH]
         return [*self._prlimit_argv(), *argv, "--", *self._setpriv_argv(), *command]
 
@@ -900,7 +904,14 @@ def _default_bot_dir(command: Sequence[str]) -> str | None:
 
 
 def _give(directory: str, uid: int) -> None:
-    """Hand ``directory`` and its entries to ``uid`` (so the bot can use the socket in it)."""
-    os.chown(directory, uid, uid)
+    """Let ``uid`` connect to the sockets in ``directory``, and write nothing else there.
+
+    The directory stays the referee's and can be traversed, not listed or written (0711); each
+    socket in it is handed to ``uid`` (0600), as connect() needs write permission on it.
+    """
+    os.chown(directory, os.geteuid(), os.getegid())
+    os.chmod(directory, 0o711)
     for entry in os.scandir(directory):
-        os.chown(entry.path, uid, uid, follow_symlinks=False)
+        if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+            os.chown(entry.path, uid, uid, follow_symlinks=False)
+            os.chmod(entry.path, 0o600)

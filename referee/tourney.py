@@ -6,7 +6,9 @@ Worker processes play matches; the parent alone writes the database, one committ
 as it arrives, and keeps ``leaderboard.json`` up to date. Ratings are computed from the stored
 games in canonical order, so they do not depend on the number of workers or on interruptions:
 kill the referee at any moment, run the same command again, and it resumes (a match cut short is
-played again from its start) and ends with the same leaderboard as an uninterrupted run.
+played again from its start) and ends with the same leaderboard as an uninterrupted run. A
+worker that dies mid-match records the match ``failed`` (its games discarded) and is replaced;
+a rerun plays it again.
 
 ``ohseven-referee tourney --demo`` (or no file) runs the quickstart on the example bots.
 
@@ -120,7 +122,9 @@ def _set_parent_death_signal() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _worker(tasks: Any, results: Any, parent: int) -> None:
+def _worker(tasks: Any, results: Any, parent: int, current: Any = None, slot: int = 0) -> None:
+    """Play the matches of ``tasks``; ``current[slot]`` holds the index of the match being
+    played (-1: none), so that the parent knows which match a worker that died was playing."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C reaches the whole process group: the parent decides; a Python handler (unlike
     # SIG_IGN) is reset when the bots exec, so they keep the default behaviour.
@@ -132,6 +136,8 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
             if job is None:
                 return
             index, spec, sandbox, replay_dir, runner = job
+            if current is not None:
+                current[slot] = index
 
             def on_game(record: GameRecord, index: int = index) -> None:
                 if os.getppid() != parent:
@@ -153,6 +159,8 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
                 results.put(("error", index, traceback.format_exc()))
                 return
             results.put(("done", index, (result.games, dict(result.logs))))
+            if current is not None:
+                current[slot] = -1
     except _Stop:
         results.cancel_join_thread()
         return
@@ -165,19 +173,39 @@ class _Pool:
 
     def __init__(self, workers: int) -> None:
         context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        self.context = context
         self.tasks = context.Queue()
         self.results = context.Queue()
-        self.processes = [
-            context.Process(
-                target=_worker,
-                args=(self.tasks, self.results, os.getpid()),
-                name=f"ohseven-worker-{n}",
-                daemon=True,
-            )
-            for n in range(workers)
-        ]
-        for process in self.processes:
-            process.start()
+        self.current = context.Array("i", [-1] * workers, lock=False)
+        self.processes = [self._spawn(n) for n in range(workers)]
+
+    def _spawn(self, slot: int) -> Any:
+        process = self.context.Process(
+            target=_worker,
+            args=(self.tasks, self.results, os.getpid(), self.current, slot),
+            name=f"ohseven-worker-{slot}",
+            daemon=True,
+        )
+        process.start()
+        return process
+
+    def reap(self) -> list[tuple[int, str]]:
+        """``(match index, reason)`` of each match whose worker died playing it; every worker
+        that died is replaced, so the other matches go on."""
+        lost = []
+        for slot, process in enumerate(self.processes):
+            if process.is_alive() or process.exitcode == 0:
+                continue
+            code = process.exitcode
+            index, self.current[slot] = self.current[slot], -1
+            if index >= 0:
+                how = f"exit code {code}"
+                if code is not None and code < 0:
+                    with contextlib.suppress(ValueError):
+                        how = f"signal {signal.Signals(-code).name}"
+                lost.append((index, f"the worker process playing it died ({how})"))
+            self.processes[slot] = self._spawn(slot)
+        return lost
 
     def submit(self, job: tuple) -> None:
         self.tasks.put(job)
@@ -249,6 +277,17 @@ class Leaderboard:
         while self.prefix_end in self.games:
             self.prefix.apply(self.games[self.prefix_end])
             self.prefix_end += 1
+
+    def discard(self, canonical_index: int) -> None:
+        """Forget a game (its match failed); the ratings are recomputed when they included it."""
+        if self.games.pop(canonical_index, None) is None:
+            return
+        if canonical_index < self.prefix_end:
+            self.prefix = self._fresh()
+            self.prefix_end = 0
+            while self.prefix_end in self.games:
+                self.prefix.apply(self.games[self.prefix_end])
+                self.prefix_end += 1
 
     def ratings(self) -> Ratings:
         tail = sorted(index for index in self.games if index >= self.prefix_end)
@@ -473,6 +512,9 @@ def run_tournament(
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
+    from .match import raise_fd_limit
+
+    raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
@@ -609,16 +651,33 @@ def _play(
         played += 1
         display.advance(1)
 
+    def lost(index: int, reason: str) -> None:
+        """The match's worker died: it is recorded failed (a rerun retries it), its games
+        so far are discarded, and the tournament goes on."""
+        nonlocal played
+        store.fail_match(index, reason)
+        outstanding.discard(index)
+        for game in written[index]:
+            board.discard(by_index[index].first_game + game)
+        played -= len(written[index])
+        written[index] = set()
+        display.message(f"match {by_index[index].spec.match_id} failed: {reason}")
+
     try:
         with display:
             while outstanding:
                 try:
                     kind, index, payload = pool.results.get(timeout=0.25)
                 except queue.Empty:
+                    for index, reason in pool.reap() if cluster is None else ():
+                        if index in outstanding:
+                            lost(index, reason)
                     if pool.alive() < min(workers, len(outstanding)):
                         raise TourneyError(
                             "a worker process died unexpectedly; rerun the same command to resume"
                         ) from None
+                    continue
+                if index not in outstanding:  # a match already failed: its worker died
                     continue
                 if kind == "game":
                     write(index, payload)
