@@ -249,8 +249,9 @@ class _Referee:
     def _lose(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
         """``bot``'s process is gone (crash or failed start): close and kill it, record why.
 
-        A crash is a ``limit`` fault when the kernel enforced one of the bot's limits."""
-        if status is FaultStatus.CRASH and bot.process is not None:
+        A crash (or an exit before hello) is a ``limit`` fault when the kernel enforced one of
+        the bot's limits."""
+        if status in (FaultStatus.CRASH, FaultStatus.NO_START) and bot.process is not None:
             limit = bot.process.limit_hit()
             if limit is not None:
                 status, detail = FaultStatus.LIMIT, f"{limit}; {detail}"

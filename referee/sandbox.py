@@ -797,7 +797,10 @@ class BotProcess:
             f"--nofile={limits.open_files}",
             "--core=0",
         ]
-        if self._lease is not None:  # a uid of the bot's own: NPROC counts only its processes
+        # NPROC counts the processes of the uid: only a uid of the bot's own makes it a
+        # per-bot limit (a shared uid is bounded by the cgroup's per-bot count where it holds)
+        counted = self._cgroup is not None and "pids" in self._cgroup.dirs
+        if self._lease is not None and (self._lease.exclusive or not counted):
             argv.append(f"--nproc={limits.processes}")
         return [*argv, "--"]
 
