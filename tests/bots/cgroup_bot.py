@@ -14,9 +14,9 @@ cards of a pass) and prints ``RESULT <word> <value>`` lines the tests read from 
 - ``tmpfs MB N``: the same in files of the scratch tmpfs.
 - ``oom AT MB``: plays, and on its request number AT forks; both processes map MB of memory
   and touch it.
-- ``ponder``: a thread burns CPU for ever; prints ``RESULT idle <cpu> <wall>`` at shutdown:
-  the CPU seconds the process used, and the wall seconds that passed, from each of its replies
-  to its next request (while it owed no decision).
+- ``ponder``: a child process burns CPU for ever; prints ``RESULT idle <cpu> <wall>`` at
+  shutdown: the CPU seconds the child used, and the wall seconds that passed, from each of
+  the bot's replies to its next request (while it owed no decision).
 """
 
 import mmap
@@ -65,6 +65,12 @@ def hold(kind, megabytes):
     time.sleep(3600)
 
 
+def cpu_of(pid):
+    """The CPU seconds process ``pid`` ran (nanosecond resolution)."""
+    with open(f"/proc/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0]) / 1e9
+
+
 def spawn(n, target, *args):
     for _ in range(n):
         if os.fork() == 0:
@@ -83,8 +89,10 @@ def main() -> int:
         spawn(processes - 1, hold, MODE, megabytes)
         threading.Thread(target=hold, args=(MODE, megabytes), daemon=True).start()
         HELD.wait()  # its share held before it plays
-    elif MODE == "ponder":
-        threading.Thread(target=burn, daemon=True).start()
+    elif MODE == "ponder":  # a process, so that the GIL does not delay the main thread
+        burner = os.fork()
+        if burner == 0:
+            burn()
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
@@ -106,7 +114,7 @@ def main() -> int:
             continue
         count += 1
         if replied is not None:
-            idle_cpu += time.process_time() - replied[0]
+            idle_cpu += cpu_of(burner) - replied[0]
             idle_wall += time.monotonic() - replied[1]
         legal = message["legal"]
         move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
@@ -126,7 +134,7 @@ def main() -> int:
         elif MODE == "slow":
             time.sleep(int(ARGS[0]) / 1000)
         if MODE == "ponder":
-            replied = (time.process_time(), time.monotonic())
+            replied = (cpu_of(burner), time.monotonic())
         sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
 
 
