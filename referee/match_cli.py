@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
+from . import cgroups
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
@@ -249,6 +250,7 @@ def run(args: argparse.Namespace) -> int:
         check_sandbox(config)
     except SandboxError as error:
         return _fail(str(error))
+    cgroups.warn_unavailable()  # once: what is not enforced without cgroups
     replay_dir = None
     if args.replays:
         try:

@@ -127,6 +127,21 @@ class TestDetection:
         found = cgroups.detect("8:pids:/\n", mounts)
         assert found.dirs == () and "not writable" in found.reason
 
+    def test_warning_is_given_once(self, monkeypatch, capsys):
+        """Without cgroups the referee says once what is not enforced."""
+        monkeypatch.setattr(cgroups, "support", lambda: cgroups.detect("0::/\n", ""))
+        monkeypatch.setattr(cgroups, "_warned", False)
+        first = cgroups.warn_unavailable()
+        second = cgroups.warn_unavailable()
+        assert first == second and first is not None
+        err = capsys.readouterr().err
+        assert err.count("warning: cgroups:") == 1 and "SECURITY.md" in err
+
+    def test_no_cgroup_when_unavailable(self):
+        """Where cgroups cannot be had, no cgroup is made (the bot still runs)."""
+        none = cgroups.detect("0::/\n", "")
+        assert cgroups.BotCgroup.create(memory_mb=1, cpus=1, processes=1, where=none) is None
+
 
 @needs_cgroups
 class TestLifecycle:
@@ -282,26 +297,21 @@ class TestMemory:
 
 @needs_cgroups
 class TestPonder:
-    def _idle(self, config: SandboxConfig) -> tuple[float, float]:
-        result = play_match(spec([("ponder",), ("slow", "15"), ("slow", "15")]), sandbox=config)
+    def _idle(self, config: SandboxConfig, **fields) -> float:
+        """The share of a core the ponder bot's burner got while the bot owed no decision."""
+        bots = [("ponder",), ("slow", "40"), ("slow", "40")]
+        result = play_match(spec(bots, **fields), sandbox=config)
         assert faults(result, "ponder0") == []
         ((cpu, wall),) = reported(result.logs["ponder0"], "idle")
-        return float(cpu), float(wall)
+        assert float(wall) > 2.0
+        return float(cpu) / float(wall)
 
     def test_frozen_while_it_owes_no_decision(self):
-        """Ponder off: a bot burning CPU in a thread gets (almost) no CPU between its reply and
-        its next request; ponder on: it gets about a core."""
-        cpu, wall = self._idle(SandboxConfig(ponder=False))
-        assert wall > 1.0
-        assert cpu < 0.2 * wall, (cpu, wall)
-        cpu_on, wall_on = self._idle(SandboxConfig(ponder=True))
-        assert cpu_on > 0.5 * wall_on, (cpu_on, wall_on)
-
-    def test_per_bot_override(self):
-        """A bot's own ``ponder`` overrides the sandbox's."""
-        bots = [("ponder",), ("slow", "15"), ("slow", "15")]
-        result = play_match(
-            spec(bots, ponder={"ponder": True}), sandbox=SandboxConfig(ponder=False)
-        )
-        ((cpu, wall),) = reported(result.logs["ponder0"], "idle")
-        assert float(cpu) > 0.5 * float(wall)
+        """Ponder off: a bot burning CPU gets (almost) none between its reply and its next
+        request; with ponder on (for the sandbox, or for the bot alone) it gets what is free."""
+        off = self._idle(SandboxConfig(ponder=False))
+        on = self._idle(SandboxConfig(ponder=True))
+        override = self._idle(SandboxConfig(ponder=False), ponder={"ponder": True})
+        assert off < 0.1, (off, on, override)
+        # the machine is shared: what is free varies, but far more than a frozen bot gets
+        assert on > max(3 * off, 0.1) and override > max(3 * off, 0.1), (off, on, override)
