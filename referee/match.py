@@ -310,6 +310,8 @@ class _Referee:
                 limit = bot.process.limit_hit()  # a process of the bot was killed for it
                 if limit is not None:
                     self._lose(bot, FaultStatus.LIMIT, limit)
+                    continue
+                bot.process.check_rest()  # frozen if it computes while it owes nothing
 
     # -- messages
 

@@ -595,10 +595,17 @@ class BotProcess:
             return None
 
     def freeze(self) -> None:
-        """Stop the bot's processes until :meth:`thaw` (a no-op with ``ponder`` on, or where
-        there is no freezer). It does not wait for them to be frozen."""
+        """The bot owes no decision: its processes may not run until :meth:`thaw` (a no-op
+        with ``ponder`` on, or where there is no freezer). It does not wait for them to be
+        frozen; a bot that has not yet used CPU while it rested is frozen only once it does
+        (seen by :meth:`check_rest`), see ``cgroups.BotCgroup.rest``."""
         if self._cgroup is not None and not self.config.ponder and not self._killed:
-            self._cgroup.freeze()
+            self._cgroup.rest()
+
+    def check_rest(self) -> None:
+        """Freeze the bot now if it has used CPU since :meth:`freeze` (call it periodically)."""
+        if self._cgroup is not None and not self._killed:
+            self._cgroup.check_rest()
 
     def thaw(self) -> None:
         """Let the bot's processes run again (at once, when this returns)."""

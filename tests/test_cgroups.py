@@ -220,6 +220,34 @@ class TestLifecycle:
         assert bot.poll() is not None
         assert referee_dirs() == []
 
+    @pytest.mark.parametrize(("mode", "frozen"), [("burn", True), ("quick", False)])
+    def test_only_a_bot_that_computes_at_rest_is_frozen(self, tmp_path, mode, frozen):
+        """At rest (no decision owed), a bot that burns CPU is frozen and stays a ponderer
+        (frozen at once from then on); a bot asleep waiting is left alone (nothing to stop)."""
+        bot = BotProcess(
+            [sys.executable, BOT, mode, "1"],
+            name=mode,
+            bot_dir=None,
+            socket_dir=str(tmp_path),
+            env={"OHSEVEN_ENDPOINT": f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
+            config=SandboxConfig(),
+        )
+        bot.start()
+        try:
+            time.sleep(1.0)  # started, and (quick) asleep in its first receive
+            group = bot._cgroup
+            assert group is not None
+            bot.freeze()
+            time.sleep(0.2)
+            bot.check_rest()
+            assert group.frozen is frozen and group.ponderer is frozen
+            bot.thaw()
+            assert not group.frozen
+            bot.freeze()
+            assert group.frozen is frozen  # a ponderer is frozen at once
+        finally:
+            bot.kill()
+
 
 def _work_median(result) -> float:
     times = [
