@@ -11,6 +11,11 @@ is excluded) divided by the decisions played (simultaneous bids count one decisi
 The goal row is 4 copies of the SDK's random bot (``example_bots/random_bot.py``); the
 ``lean`` row runs this file as a bot that does exactly the floor's work per request (unpack,
 pick, pack, no SDK), so the difference between it and the floor is the referee's own time.
+Those rows run with the default ``ponder: false`` (each bot frozen from its reply to its next
+request: a freeze and a thaw per decision); the ``ponder on`` rows are the same matches
+without freezing, in the same repeats, so the difference is what freezing costs per decision.
+(c) ``cgroup set-up + teardown``: creating a bot's cgroup with its limits and removing it
+(``cgroups.BotCgroup.create`` then ``remove``, no process in it), the mean of 200.
 
 Every row is measured ``--repeat`` times, interleaved, one run each (the floor's run has about
 as many round trips as the match has decisions), and the best (lowest) value of each row is
@@ -39,6 +44,7 @@ import time
 
 import msgpack
 import zmq
+from ohseven.referee import cgroups
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay
@@ -130,7 +136,19 @@ def floor(round_trips: int, echoes: int = 1) -> float:
     return per
 
 
-def match(bot: tuple[str, ...], games: int, mode: str) -> tuple[float, int]:
+def cgroup_cost(count: int = 200) -> float | None:
+    """Seconds to create a bot's cgroup with its limits and remove it (None: no cgroups)."""
+    if not cgroups.support().dirs:
+        return None
+    started = time.perf_counter()
+    for _ in range(count):
+        group = cgroups.BotCgroup.create(memory_mb=1024, cpus=1.0, processes=64)
+        assert group is not None
+        group.remove()
+    return (time.perf_counter() - started) / count
+
+
+def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> tuple[float, int]:
     """Seconds per decision in a real match of 4 copies of ``bot``, and the decisions."""
     replays = tempfile.mkdtemp(prefix="ohseven-bench-replays-")
     spec = MatchSpec(
@@ -141,7 +159,8 @@ def match(bot: tuple[str, ...], games: int, mode: str) -> tuple[float, int]:
         seeds=tuple(range(games)),
         time_control=TimeControl(move_seconds=5, bank_seconds=10),
     )
-    result = play_match(spec, sandbox=SandboxConfig(mode=mode), replay_dir=replays)
+    config = SandboxConfig(mode=mode, ponder=ponder)
+    result = play_match(spec, sandbox=config, replay_dir=replays)
     seconds = sum(record.seconds for record in result.games)
     decisions = sum(len(load_replay(r.replay_path)["moves"]) for r in result.games)
     faults = sum(len(r.faults) for r in result.games)
@@ -189,6 +208,9 @@ def main() -> int:
                 row = f"play_match {mode}, {name}"
                 per, decisions[row] = match(bot, args.games, mode)
                 runs.setdefault(row, []).append(per)
+            row = f"play_match {mode}, random bot, ponder on"
+            per, decisions[row] = match(bots["random bot"], args.games, mode, ponder=True)
+            runs.setdefault(row, []).append(per)
     base = min(runs["floor"])
     print(
         f"best of {args.repeat} runs per row, and its ratio to the best floor; 'paired': the "
@@ -200,11 +222,24 @@ def main() -> int:
             continue
         what = f"{row} ({decisions[row]} decisions)" if row in decisions else row
         paired = statistics.median(v / f for v, f in zip(values, runs["floor"], strict=True))
-        goal = "  (goal <= 1.3x)" if "random bot" in row else ""
+        goal = "  (goal <= 1.3x)" if row.endswith("random bot") else ""
         print(
             f"{what:<56} {min(values) * 1e6:8.1f} us  {min(values) / base:5.2f}x"
             f"  paired {paired:5.2f}x{goal}"
         )
+    for mode in modes:  # what freezing costs: ponder off against on, run by run
+        off = runs[f"play_match {mode}, random bot"]
+        on = runs[f"play_match {mode}, random bot, ponder on"]
+        paired = statistics.median(a - b for a, b in zip(off, on, strict=True))
+        print(
+            f"{'freezing, ' + mode + ': ponder off - on, per decision':<56} "
+            f"{(min(off) - min(on)) * 1e6:8.1f} us  paired {paired * 1e6:6.1f} us"
+        )
+    cost = cgroup_cost()
+    if cost is None:
+        print(f"cgroup set-up + teardown: skipped: {cgroups.support().message()}")
+    else:
+        print(f"{'cgroup set-up + teardown (per bot)':<56} {cost * 1e6:8.1f} us")
     return 0
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 import zmq
 
+from . import cgroups
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, TimeControl
 from .replay import save_replay, to_replay
@@ -613,6 +614,7 @@ def run(args: argparse.Namespace) -> int:
         check_sandbox(config)
     except SandboxError as error:
         return _fail(str(error))
+    cgroups.warn_unavailable()  # once: what is not enforced without cgroups
     if args.replays:
         try:
             os.makedirs(args.replays, exist_ok=True)

@@ -52,7 +52,7 @@ DEAL_MODES = ("independent", "duplicate")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
 #: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
 CLUSTER_BOTS = ("shared", "ship")
-#: resource limits of a bot process (see ``sandbox.Limits``); all positive integers.
+#: resource limits of a bot (see ``sandbox.Limits``); all positive integers but ``cpus``.
 LIMIT_KEYS = (
     "memory_mb",
     "cpu_seconds",
@@ -61,7 +61,10 @@ LIMIT_KEYS = (
     "open_files",
     "log_bytes",
     "scratch_mb",
+    "cpus",
 )
+#: limits that are positive numbers (the others are positive integers)
+_NUMBER_LIMITS = ("cpus",)
 
 #: The quickstart: the three example bots, a small round-robin of Oh-Seven.
 DEMO_CONFIG = """\
@@ -106,7 +109,7 @@ class BotEntry:
     """A bot of the tournament: its spec, and the sandbox limits it overrides."""
 
     spec: BotSpec
-    limits: tuple[tuple[str, int], ...] = ()
+    limits: tuple[tuple[str, int | float], ...] = ()
 
     @property
     def name(self) -> str:
@@ -124,10 +127,12 @@ class ScheduleConfig:
 
 @attrs.frozen
 class SandboxSettings:
-    """The sandbox mode and the limits given in the file (others keep the sandbox's defaults)."""
+    """The sandbox mode, the limits given in the file (others keep the sandbox's defaults) and
+    whether bots may run between their turns (``ponder``, see ``sandbox.SandboxConfig``)."""
 
     mode: str = "bwrap"
-    limits: tuple[tuple[str, int], ...] = ()
+    limits: tuple[tuple[str, int | float], ...] = ()
+    ponder: bool = False
 
 
 @attrs.frozen
@@ -310,7 +315,7 @@ TOP_KEYS = (
     "cluster",
     "cluster_bots",
 )
-BOT_KEYS = ("name", "file", "args", "command", "directory", "limits")
+BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder")
 #: bounds that keep every configuration that validates playable: a clock within a day (the
 #: referee computes deadlines and integers of milliseconds from it) and a schedule that fits in
 #: memory and in a lifetime
@@ -369,6 +374,7 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
     if args and file is None:
         doc.error(f"{path}.args", "`args` go with `file`; put them in `command` instead")
     limits = _limits(reader, data.get("limits"), f"{path}.limits")
+    ponder = reader.get(data, path, "ponder", lambda v: isinstance(v, bool), "true or false")
     fingerprint = ""
     argv: tuple[str, ...] | None = None
     if file is not None and command is not None:
@@ -413,7 +419,7 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
         directory = str(target_dir)
     if name is None or argv is None:
         return None, fingerprint
-    return BotEntry(BotSpec(name, argv, directory, limits), limits), fingerprint
+    return BotEntry(BotSpec(name, argv, directory, limits, ponder), limits), fingerprint
 
 
 def _staged_digests(
@@ -446,7 +452,7 @@ def _staged_digests(
         return {}
 
 
-def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int], ...]:
+def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int | float], ...]:
     if data is None:
         return ()
     if not isinstance(data, dict):
@@ -455,7 +461,10 @@ def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int], ...
     reader.keys(data, path, LIMIT_KEYS)
     values = []
     for key in LIMIT_KEYS:
-        value = reader.get(data, path, key, _is_pos_int, "a positive integer")
+        if key in _NUMBER_LIMITS:
+            value = reader.get(data, path, key, _is_pos_number, "a positive number")
+        else:
+            value = reader.get(data, path, key, _is_pos_int, "a positive integer")
         if value is not None:
             values.append((key, value))
     return tuple(values)
@@ -686,13 +695,18 @@ def load_config_text(
     )
 
     sb = _section(reader, data, "sandbox")
-    reader.keys(sb, "sandbox", ("mode", *LIMIT_KEYS))
+    reader.keys(sb, "sandbox", ("mode", "ponder", *LIMIT_KEYS))
     mode = reader.get(
         sb, "sandbox", "mode", lambda v: v in SANDBOX_MODES, f"one of {', '.join(SANDBOX_MODES)}"
     )
     sandbox = SandboxSettings(
         mode=mode or "bwrap",
-        limits=_limits(reader, {k: v for k, v in sb.items() if k != "mode"}, "sandbox"),
+        limits=_limits(
+            reader, {k: v for k, v in sb.items() if k not in ("mode", "ponder")}, "sandbox"
+        ),
+        ponder=reader.get(
+            sb, "sandbox", "ponder", lambda v: isinstance(v, bool), "true or false", False
+        ),
     )
 
     rt = _section(reader, data, "ratings")

@@ -326,10 +326,13 @@ class _Referee:
     # -- processes
 
     def _sandbox_for(self, spec: BotSpec) -> SandboxConfig:
+        config = self.config
+        if spec.ponder is not None and spec.ponder != config.ponder:
+            config = attrs.evolve(config, ponder=spec.ponder)
         if not spec.limits:
-            return self.config
-        limits = attrs.evolve(self.config.limits, **dict(spec.limits))
-        return attrs.evolve(self.config, limits=limits)
+            return config
+        limits = attrs.evolve(config.limits, **dict(spec.limits))
+        return attrs.evolve(config, limits=limits)
 
     def _bot_seed(self, bot: _Bot) -> int:
         text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
@@ -395,7 +398,14 @@ class _Referee:
             )
 
     def _lose(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
-        """``bot``'s process is gone (crash or failed start): close and kill it, record why."""
+        """``bot``'s process is gone (crash or failed start): close and kill it, record why.
+
+        A crash (or an exit before hello) is a ``limit`` fault when the kernel enforced one of
+        the bot's limits."""
+        if status in (FaultStatus.CRASH, FaultStatus.NO_START) and bot.process is not None:
+            limit = bot.process.limit_hit()
+            if limit is not None:
+                status, detail = FaultStatus.LIMIT, f"{limit}; {detail}"
         if bot.connection is not None:
             bot.connection.close()
         bot.connection = None
@@ -422,6 +432,8 @@ class _Referee:
             request = state.outstanding.pop(seat, None)
             if bot.connection is not None:
                 bot.connection.expire()
+            if request is not None and bot.process is not None:
+                bot.process.freeze()  # it owes no decision any more
             if request is not None and not state.game.is_over and seat in state.game.to_act:
                 state.fallback(seat)
         if status is FaultStatus.DROPPED:
@@ -447,6 +459,12 @@ class _Referee:
                 code = bot.process.poll()
                 if code is not None:
                     self._lose(bot, FaultStatus.CRASH, f"exited with code {code}")
+                    continue
+                limit = bot.process.limit_hit()  # a process of the bot was killed for it
+                if limit is not None:
+                    self._lose(bot, FaultStatus.LIMIT, limit)
+                    continue
+                bot.process.check_rest()  # frozen if it computes while it owes nothing
 
     # -- messages
 
@@ -557,6 +575,9 @@ class _Referee:
         seat = request.seat
         state.outstanding.pop(seat, None)
         over = time.monotonic() - request.sent - self.spec.time_control.move_seconds
+        process = state.seats[seat].process
+        if process is not None:  # its reply is in: it owes no decision until the next request
+            process.freeze()
         if over > 0:
             state.banks[seat] = max(0.0, state.banks[seat] - over)
         try:
@@ -700,6 +721,7 @@ class _Referee:
                     state.fallback(seat)
                     fell_back = True
                     break
+                bot.process.thaw()  # before the clock starts: thawing is the referee's time
                 legal, count = codec.legal_to_wire(seat)
                 bank = banks[seat]
                 now = monotonic()
@@ -749,6 +771,7 @@ class _Referee:
         """Shut every bot down (bounded), kill what is left, return the logs by bot name."""
         for bot in self.bots:
             if bot.active:
+                bot.process.thaw()
                 self._send(bot.routing_id, wire.shutdown_message())
         deadline = time.monotonic() + SHUTDOWN_SECONDS
         for bot in self.bots:  # each returns as soon as its bot exits

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from . import cgroups
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
@@ -271,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
         check_sandbox(config)
     except SandboxError as error:
         return _fail(str(error))
+    cgroups.warn_unavailable()  # once: what is not enforced without cgroups
     replay_dir = None
     if args.replays:
         try:

@@ -34,6 +34,7 @@ class FaultStatus(enum.StrEnum):
     PROTOCOL = "protocol"  # a valid message that is wrong for the moment (wrong id, bad hello)
     NO_START = "no_start"  # the process did not start or did not say hello in time
     DROPPED = "dropped"  # dropped from the match after too many faults; fallback plays for it
+    LIMIT = "limit"  # killed for exceeding a resource limit (the limit is named in the detail)
 
 
 @attrs.frozen
@@ -51,14 +52,15 @@ class BotSpec:
 
     ``directory`` is what the sandbox exposes to the bot read-only (its own files); ``None``
     means the directory of the command's script. ``limits`` override the match's sandbox
-    limits for this bot only.
+    limits for this bot only, and ``ponder`` (when not None) the sandbox's ``ponder``.
     """
 
     name: str
     command: tuple[str, ...]
     directory: str | None = None
     #: sandbox limits this bot overrides: (``sandbox.Limits`` field, value) pairs
-    limits: tuple[tuple[str, int], ...] = ()
+    limits: tuple[tuple[str, int | float], ...] = ()
+    ponder: bool | None = None
 
 
 @attrs.frozen

@@ -20,8 +20,12 @@ Two modes (see SECURITY.md for the threat model):
     the network. It still runs as the dedicated uid when the referee is root (never as root),
     in its own session, with the same resource limits, and its process tree is still killed.
 
-Resource limits are POSIX rlimits set with ``prlimit`` just before the bot's program is
-executed (no ``preexec_fn``: the referee is multi-threaded).
+Each bot gets a cgroup of its own (see ``cgroups``) that holds all its processes from the
+first one: a CPU limit and an equal CPU share, one memory limit and one process count for all
+its processes, and a freezer that stops it while it owes no decision (``ponder`` off). Per
+process, POSIX rlimits are set with ``prlimit`` just before the bot's program is executed (no
+``preexec_fn``: the referee is multi-threaded); where cgroups cannot be had, they are what
+still holds.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 import attrs
+
+from . import cgroups
 
 __all__ = [
     "Limits",
@@ -89,21 +95,28 @@ _INSTALL_HINT = (
 )
 
 
-def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
+def _positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
     if value <= 0:
         raise ValueError(f"{attribute.name} must be positive, got {value!r}")
 
 
 @attrs.frozen
 class Limits:
-    """Resource limits of one bot process (each process of its tree, for the rlimits).
+    """Resource limits of one bot: of all its processes together (its cgroup), and of each
+    process (rlimits).
 
-    ``memory_mb`` is ``RLIMIT_AS`` (address space, not resident memory: runtimes that reserve
-    large virtual areas, such as the JVM or Go, need a larger value). ``cpu_seconds`` is
-    ``RLIMIT_CPU`` for the whole match. ``processes`` is ``RLIMIT_NPROC`` (processes and
-    threads), enforced per bot only when the bot has its own uid (the referee is root).
-    ``scratch_mb`` bounds the private tmpfs of the bwrap mode. ``log_bytes`` is how much of the
-    bot's stdout+stderr is kept: the first and last halves; the middle is discarded and marked.
+    ``memory_mb`` is the bot's TOTAL memory: everything its processes hold together, memfd
+    files, shared memory and its scratch tmpfs included, without swap (the cgroup's memory
+    limit); exceeding it is an OOM kill, the fault ``limit``. It is also each process's
+    ``RLIMIT_AS`` (address space, not resident memory: runtimes that reserve large virtual
+    areas, such as the JVM or Go, need a larger value), the only memory limit where cgroups
+    cannot be had. ``cpus`` is how many cores the bot may use at most (a float; its cgroup's
+    CPU quota), and every bot has the same CPU weight. ``cpu_seconds`` is ``RLIMIT_CPU`` of
+    each process for the whole match. ``processes`` is the cgroup's count of the bot's
+    processes and threads (``pids.max``), and ``RLIMIT_NPROC``, a per-bot limit only when the
+    bot has its own uid (the referee is root). ``scratch_mb`` bounds the private tmpfs of the
+    bwrap mode. ``log_bytes`` is how much of the bot's stdout+stderr is kept: the first and
+    last halves; the middle is discarded and marked.
     """
 
     memory_mb: int = attrs.field(default=1024, validator=_positive)
@@ -113,6 +126,7 @@ class Limits:
     open_files: int = attrs.field(default=256, validator=_positive)
     log_bytes: int = attrs.field(default=65536, validator=_positive)
     scratch_mb: int = attrs.field(default=64, validator=_positive)
+    cpus: float = attrs.field(default=1.0, converter=float, validator=_positive)
 
 
 def _mode_valid(instance: object, attribute: attrs.Attribute, value: str) -> None:
@@ -130,6 +144,8 @@ class SandboxConfig:
     file so that concurrent referee processes never share one; these uids need no account.
     ``bwrap`` is the bubblewrap program (a name looked up in PATH, or a path). ``extra_paths``
     are further host paths made visible read-only at the same place (a JVM under /opt, say).
+    ``ponder`` lets a bot run while it owes no decision; off (the default), its processes are
+    frozen from its reply to its next request, so it thinks on its own clock only.
     """
 
     mode: str = attrs.field(default="bwrap", validator=_mode_valid)
@@ -139,6 +155,7 @@ class SandboxConfig:
     uid_pool_size: int = 4096
     bwrap: str = "bwrap"
     extra_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    ponder: bool = False
 
 
 class SandboxError(RuntimeError):
@@ -557,7 +574,12 @@ class BotProcess:
         self._lease: _UidLease | None = None
         self._scratch: str | None = None  # host scratch directory (unsandboxed mode)
         self._pidfd: int | None = None  # the sandbox's PID 1 (bwrap mode)
+        self._cgroup: cgroups.BotCgroup | None = None
         self._killed = False
+        #: the limit the kernel enforced by killing a process of the bot (read at kill)
+        self.limit_detail: str | None = None
+        #: what the bot's processes used, read from its cgroup at kill (None without one)
+        self.usage: cgroups.Usage | None = None
 
     # -- public ---------------------------------------------------------------------------
 
@@ -579,6 +601,7 @@ class BotProcess:
             )
         self._lease = _lease_uid(self.config)
         try:
+            self._cgroup = self._make_cgroup()
             self._start()
         except BaseException:
             self.kill()
@@ -611,11 +634,39 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             return None
 
+    def freeze(self) -> None:
+        """The bot owes no decision: its processes may not run until :meth:`thaw` (a no-op
+        with ``ponder`` on, or where there is no freezer). It does not wait for them to be
+        frozen; a bot that has not yet used CPU while it rested is frozen only once it does
+        (seen by :meth:`check_rest`), see ``cgroups.BotCgroup.rest``."""
+        if self._cgroup is not None and not self.config.ponder and not self._killed:
+            self._cgroup.rest()
+
+    def check_rest(self) -> None:
+        """Freeze the bot now if it has used CPU since :meth:`freeze` (call it periodically)."""
+        if self._cgroup is not None and not self._killed:
+            self._cgroup.check_rest()
+
+    def thaw(self) -> None:
+        """Let the bot's processes run again (at once, when this returns)."""
+        if self._cgroup is not None and not self._killed:
+            self._cgroup.thaw()
+
+    def limit_hit(self) -> str | None:
+        """Which limit the kernel enforced by killing a process of the bot (an OOM kill), if
+        any, e.g. ``memory limit 1024 MB reached (OOM kill)``."""
+        if self._cgroup is not None and not self._killed:
+            return self._cgroup.limit_hit()
+        return self.limit_detail
+
     def kill(self) -> None:
         """Kill the bot's whole process tree, reap it, release its uid, wipe its scratch."""
         if self._killed:
             return
         self._killed = True
+        group = self._cgroup
+        if group is not None:  # a frozen task does not die before it is thawed
+            group.thaw()
         proc = self._proc
         if proc is not None:
             # a bot already reaped has no children left under its pid: no /proc scan
@@ -632,6 +683,11 @@ class BotProcess:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             proc.wait()
+        if group is not None:
+            self.limit_detail = group.limit_hit()
+            self.usage = group.usage()
+            group.remove()
+            self._cgroup = None
         if self._lease is not None and self._lease.exclusive:
             _kill_uid(self._lease.uid)
         if self._pidfd is not None:
@@ -667,6 +723,18 @@ class BotProcess:
         return f"BotProcess(name={self.name!r}, pid={self.pid}, uid={self.uid})"
 
     # -- internals --------------------------------------------------------------------------
+
+    def _make_cgroup(self) -> cgroups.BotCgroup | None:
+        limits = self.config.limits
+        try:
+            return cgroups.BotCgroup.create(
+                memory_mb=limits.memory_mb, cpus=limits.cpus, processes=limits.processes
+            )
+        except OSError as error:
+            raise BotStartError(
+                error.errno or errno.EPERM,
+                f"bot {self.name!r}: cannot make its cgroup: {error.strerror or error}",
+            ) from None
 
     def _start(self) -> None:
         config = self.config
@@ -709,6 +777,8 @@ class BotProcess:
                 _check_access(self.name, self.uid, command)
             argv = self._prlimit_argv() + self._setpriv_argv() + command
             cwd = self.bot_dir or scratch
+        if self._cgroup is not None:  # joined before anything of the bot runs
+            argv = self._cgroup.join_argv() + argv
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -774,7 +844,10 @@ class BotProcess:
             f"--nofile={limits.open_files}",
             "--core=0",
         ]
-        if self._lease is not None:  # a uid of the bot's own: NPROC counts only its processes
+        # NPROC counts the processes of the uid: only a uid of the bot's own makes it a
+        # per-bot limit (a shared uid is bounded by the cgroup's per-bot count where it holds)
+        counted = self._cgroup is not None and "pids" in self._cgroup.dirs
+        if self._lease is not None and (self._lease.exclusive or not counted):
             argv.append(f"--nproc={limits.processes}")
         return [*argv, "--"]
 

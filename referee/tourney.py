@@ -102,7 +102,7 @@ def sandbox_config(config: TourneyConfig) -> Any:
     from .sandbox import Limits, SandboxConfig
 
     limits = Limits(**dict(config.sandbox.limits))
-    return SandboxConfig(mode=config.sandbox.mode, limits=limits)
+    return SandboxConfig(mode=config.sandbox.mode, limits=limits, ponder=config.sandbox.ponder)
 
 
 class _Stop(BaseException):
@@ -832,6 +832,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
         return 2
+    if not args.check:
+        from . import cgroups
+
+        cgroups.warn_unavailable()  # once: what is not enforced without cgroups
     if args.cluster is not None and not is_cluster_address(args.cluster):
         print(
             f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr

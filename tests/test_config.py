@@ -108,6 +108,40 @@ class TestValid:
         assert config.schedule.deals == "independent" and not config.reveal_seeds
         assert config.ratings.fault_ranks_last is True
 
+    def test_cpus_and_ponder(self, folder: Path) -> None:
+        """``cpus`` is a number (a fraction of a core too), ``ponder`` a boolean for the sandbox
+        and per bot; both reach the sandbox of the match."""
+        from ohseven.referee.tourney import sandbox_config
+
+        config = load(
+            folder,
+            "name: x\ngame: oh-seven\ntable_size: 2\nsandbox: {cpus: 0.5, ponder: true}\n"
+            "bots:\n  - {name: a, file: bots/a.py, ponder: false, limits: {cpus: 2}}\n"
+            "  - {name: b, file: bots/b.py}\n",
+        )
+        assert config.sandbox.ponder is True and config.sandbox.limits == (("cpus", 0.5),)
+        sandbox = sandbox_config(config)
+        assert sandbox.ponder is True and sandbox.limits.cpus == 0.5
+        assert config.bots[0].spec.ponder is False and config.bots[0].limits == (("cpus", 2),)
+        assert config.bots[1].spec.ponder is None
+        default = load(
+            folder,
+            "name: x\ngame: oh-seven\ntable_size: 2\nbots:\n"
+            "  - {name: a, file: bots/a.py}\n  - {name: b, file: bots/b.py}\n",
+        )
+        assert default.sandbox.ponder is False and sandbox_config(default).limits.cpus == 1.0
+
+    def test_bad_cpus_and_ponder(self, folder: Path) -> None:
+        """A non-positive ``cpus`` or a non-boolean ``ponder`` is a clear error each."""
+        errors = errors_of(
+            folder,
+            "name: x\ngame: oh-seven\ntable_size: 2\nsandbox: {cpus: 0, ponder: maybe}\n"
+            "bots:\n  - {name: a, file: bots/a.py, ponder: 1}\n  - {name: b, file: bots/b.py}\n",
+        )
+        assert any("key `sandbox.cpus`: expected a positive number" in e for e in errors)
+        assert any("key `sandbox.ponder`: expected true or false" in e for e in errors)
+        assert any("key `bots[0].ponder`: expected true or false" in e for e in errors)
+
     def test_digest_ignores_workers_and_output(self, folder: Path) -> None:
         """The digest changes with what decides results, not with workers, output or the seed
         (checked apart by the store, so that a published digest cannot be searched for it)."""

@@ -198,3 +198,27 @@ class TestSpec:
         bad = attrs.evolve(spec, seeds=())
         with pytest.raises(MatchSpecError, match="seeds"):
             play_match(bad, sandbox=UNSANDBOXED)
+
+
+CGROUP_BOT = os.path.join(os.path.dirname(__file__), "bots", "cgroup_bot.py")
+
+
+class TestLimitFault:
+    def test_oom_kill_is_a_limit_fault(self):
+        """A bot the kernel kills at its memory limit mid-game gets ``limit`` (the limit named),
+        not ``crash``; the others play on."""
+        from ohseven.referee import cgroups
+
+        if cgroups.support().message() is not None:
+            pytest.skip(cgroups.support().message())
+        hog = BotSpec("hog", (sys.executable, CGROUP_BOT, "oom", "3", "150"), None, (
+            ("memory_mb", 300),
+        ))
+        other = BotSpec("other", (sys.executable, CGROUP_BOT, "quick"))
+        spec = MatchSpec("oom", Rules.make("oh-seven"), (hog, other), ((0, 1),), (5,), FAST)
+        result = play_match(spec)
+        statuses = faults_of(result, "hog")
+        assert statuses[0] is FaultStatus.LIMIT, statuses
+        (detail,) = [f.detail for f in result.games[0].faults if f.status is FaultStatus.LIMIT]
+        assert detail.startswith("memory limit 300 MB reached (OOM kill)")
+        assert faults_of(result, "other") == []

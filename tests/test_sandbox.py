@@ -401,6 +401,21 @@ class TestLimits:
         if IS_ROOT:
             assert uid_processes(bot.uid) == []
 
+    @pytest.mark.skipif(not IS_ROOT, reason="bots have a uid of their own only under root")
+    def test_process_count_is_per_bot(self, run):
+        """Two bots sharing one uid each get their own count of processes (the cgroup's), and
+        neither exceeds it."""
+        config = attrs.evolve(limited(processes=20), uid_pool_size=0)
+        first = run("fork_bomb", config=config)
+        first_failed = wait_for(first, "fork_failed")
+        second = run("fork_bomb", config=config)
+        second_failed = wait_for(second, "fork_failed")
+        assert first_failed and second_failed, (first.log(), second.log())
+        first_count, second_count = (int(f[0].split()[0]) for f in (first_failed, second_failed))
+        assert first_failed[0].split()[1] == second_failed[0].split()[1] == "EAGAIN"
+        assert 10 <= first_count < 20 and abs(second_count - first_count) <= 1
+        assert len(uid_processes(config.uid)) <= 2 * 20
+
     def test_memory_hog_contained(self, run):
         """Allocating beyond memory_mb fails inside the bot."""
         bot = run("memory_hog", "400", config=limited(memory_mb=200))

@@ -1,0 +1,142 @@
+"""A hostile (or measuring) bot for the cgroup tests, written against PROTOCOL.md.
+
+``cgroup_bot.py MODE [ARG]``; every mode plays the first legal move (the first ``count``
+cards of a pass) and prints ``RESULT <word> <value>`` lines the tests read from its log:
+
+- ``quick``: answers at once.
+- ``work N``: N loop iterations of pure CPU per decision; prints ``RESULT work <ms>`` (the
+  wall time of that work) for each decision.
+- ``slow MS``: sleeps MS milliseconds per decision (no CPU).
+- ``burn N``: answers at once but first starts N processes, each in a session of its own
+  (``setsid``: each its own autogroup without cgroups), that burn CPU for ever.
+- ``memfd MB N``: N processes (itself and N-1 children) each hold MB in memfd files (8 MB
+  each: ``RLIMIT_FSIZE`` bounds one file), then it plays.
+- ``tmpfs MB N``: the same in files of the scratch tmpfs.
+- ``oom AT MB``: plays, and on its request number AT forks; both processes map MB of memory
+  and touch it.
+- ``ponder``: a child process burns CPU for ever; prints ``RESULT idle <cpu> <wall>`` at
+  shutdown: the CPU seconds the child used, and the wall seconds that passed, from each of
+  the bot's replies to its next request (while it owed no decision).
+"""
+
+import mmap
+import os
+import sys
+import threading
+import time
+
+import msgpack
+import zmq
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "quick"
+ARGS = sys.argv[2:]
+
+
+def result(word, value=""):
+    os.write(1, f"RESULT {word} {value}\n".encode())
+
+
+def burn():
+    while True:
+        pass
+
+
+HELD = threading.Event()
+
+
+def hold(kind, megabytes):
+    """Hold ``megabytes`` in a memfd or a scratch file, 1 MB at a time; report, then sleep."""
+    chunk = b"x" * (1 << 20)
+    fd = -1
+    for i in range(megabytes):
+        if i % 8 == 0:  # a new file every 8 MB: RLIMIT_FSIZE bounds each one
+            if kind == "memfd":
+                fd = os.memfd_create("hog")
+            else:
+                fd = os.open(f"/tmp/hog-{os.getpid()}-{i}", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, chunk)
+        except OSError as error:
+            result("refused", f"{i} {error!r}")
+            break
+    else:
+        result("held", megabytes)
+    HELD.set()
+    time.sleep(3600)
+
+
+def cpu_of(pid):
+    """The CPU seconds process ``pid`` ran (nanosecond resolution)."""
+    with open(f"/proc/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0]) / 1e9
+
+
+def spawn(n, target, *args):
+    for _ in range(n):
+        if os.fork() == 0:
+            try:
+                os.setsid()
+                target(*args)
+            finally:
+                os._exit(0)
+
+
+def main() -> int:
+    if MODE == "burn":
+        spawn(int(ARGS[0]), burn)
+    elif MODE in ("memfd", "tmpfs"):
+        megabytes, processes = int(ARGS[0]), int(ARGS[1])
+        spawn(processes - 1, hold, MODE, megabytes)
+        threading.Thread(target=hold, args=(MODE, megabytes), daemon=True).start()
+        HELD.wait()  # its share held before it plays
+    elif MODE == "ponder":  # a process, so that the GIL does not delay the main thread
+        burner = os.fork()
+        if burner == 0:
+            burn()
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
+    secret = os.environ["OHSEVEN_SECRET"]
+    sock.send(msgpack.packb({"type": "hello", "protocol": 1, "secret": secret}))
+    welcome = msgpack.unpackb(sock.recv())
+    assert welcome["type"] == "welcome", welcome
+    idle_cpu = idle_wall = 0.0
+    replied = None  # (cpu, wall) at the last reply
+    count = 0
+    while True:
+        message = msgpack.unpackb(sock.recv())
+        if message["type"] == "shutdown":
+            if MODE == "ponder":
+                result("idle", f"{idle_cpu:.4f} {idle_wall:.4f}")
+            return 0
+        if message["type"] != "request":
+            continue
+        count += 1
+        if replied is not None:
+            idle_cpu += cpu_of(burner) - replied[0]
+            idle_wall += time.monotonic() - replied[1]
+        legal = message["legal"]
+        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+        if MODE == "work":
+            started = time.monotonic()
+            total = 0
+            for i in range(int(ARGS[0])):
+                total += i * i
+            result("work", f"{(time.monotonic() - started) * 1000:.3f}")
+        elif MODE == "oom" and count == int(ARGS[0]):
+            child = os.fork()
+            area = mmap.mmap(-1, int(ARGS[1]) << 20)
+            for offset in range(0, len(area), 4096):
+                area[offset] = 1
+            if child == 0:
+                time.sleep(3600)
+        elif MODE == "slow":
+            time.sleep(int(ARGS[0]) / 1000)
+        if MODE == "ponder":
+            replied = (cpu_of(burner), time.monotonic())
+        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
