@@ -12,6 +12,7 @@ a bot that hangs, floods, crashes or lies cannot hang the match.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -179,9 +180,22 @@ class _Referee:
         self.socket = sock
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
         for bot in self.bots:
-            bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
-            os.mkdir(bot.socket_dir, 0o700)
-            sock.bind(bot.endpoint)
+            self._bind(bot)
+
+    def _bind(self, bot: _Bot) -> None:
+        """A new private directory and endpoint for ``bot``'s next process.
+
+        The directory is the one place a sandboxed bot can write that outlives its process: a
+        process must find nothing its predecessor left there (a file, the endpoint's times),
+        or a fresh process per rotation would still know the deal (duplicate play).
+        """
+        if bot.socket_dir:
+            with contextlib.suppress(zmq.ZMQError):
+                self.socket.unbind(bot.endpoint)
+            shutil.rmtree(bot.socket_dir, ignore_errors=True)
+        bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
+        os.mkdir(bot.socket_dir, 0o700)
+        self.socket.bind(bot.endpoint)
 
     # -- processes
 
@@ -195,12 +209,22 @@ class _Referee:
         text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
+    def _id_jump(self, bot: _Bot) -> int:
+        """How far the request ids jump before a new process of ``bot`` (2**32 or more, unknown
+        to the bots): its first id then says nothing about how many requests came before, a
+        count its predecessor could have steered (rebids) to pass on what it saw."""
+        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:ids:{bot.index}:{bot.launches}"
+        return (1 << 32) + int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
         waiting = []
         for bot in bots:
             bot.launches += 1
             bot.seen.clear()
+            if bot.launches > 1:
+                self._bind(bot)
+                self.next_id += self._id_jump(bot)
             secret = secrets.token_hex(16)
             bot.connection = wire.Connection(bot.spec.name, secret)
             env = {
