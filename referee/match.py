@@ -210,11 +210,12 @@ class _Referee:
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
     def _id_jump(self, bot: _Bot) -> int:
-        """How far the request ids jump before a new process of ``bot`` (2**32 or more, unknown
-        to the bots): its first id then says nothing about how many requests came before, a
-        count its predecessor could have steered (rebids) to pass on what it saw."""
+        """How far the request ids jump before a new process of ``bot``: 2**24 plus an offset
+        below 2**24 unknown to the bots, so that its first id says next to nothing about how
+        many requests came before, a count its predecessor could have steered (rebids) to pass
+        on what it saw; small enough for a match's ids to stay far from 64 bits."""
         text = f"{self.spec.fallback_seed}:{self.spec.match_id}:ids:{bot.index}:{bot.launches}"
-        return (1 << 32) + int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+        return (1 << 24) + int.from_bytes(hashlib.sha256(text.encode()).digest()[:3], "big")
 
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""

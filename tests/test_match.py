@@ -228,7 +228,7 @@ class TestFreshProcesses:
             assert "NOTE" not in log, (name, log)
 
     def test_request_ids_do_not_count_the_earlier_requests(self) -> None:
-        """The ids a new process is sent start 2**32 or more past the last ones its predecessor
+        """The ids a new process is sent start 2**24 or more past the last ones its predecessor
         saw: the number of requests of the earlier games is lost in an unknown offset."""
         for name, log in self._replayed_deal().items():
             ids: dict[str, list[int]] = {}
@@ -238,4 +238,4 @@ class TestFreshProcesses:
             assert len(ids) == 2, (name, log)  # two processes, both played
             earlier, later = sorted(ids.values())
             last, first = max(earlier), min(later)
-            assert first - last >= 2**32, (name, last, first)
+            assert first - last >= 2**24, (name, last, first)
