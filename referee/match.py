@@ -251,9 +251,6 @@ class _Referee:
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
-        for bot in self.bots:
-            bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
-            os.mkdir(bot.socket_dir, 0o700)
 
     def _batches(self, bots: list[_Bot]) -> list[list[_Bot]]:
         """``bots`` in groups started together: until its hello a bot may open as many
@@ -282,8 +279,17 @@ class _Referee:
         return batches
 
     def _bind(self, bot: _Bot) -> None:
-        """A fresh endpoint for ``bot``'s next process (the last one's file is gone)."""
+        """A new private directory and endpoint for ``bot``'s next process.
+
+        The directory is the one place of the host a sandboxed bot is shown that outlives its
+        process: a process must find nothing its predecessor left there (a file, the endpoint's
+        times), or a fresh process per rotation would still know the deal (duplicate play).
+        """
         self._unbind(bot)
+        if bot.socket_dir:
+            shutil.rmtree(bot.socket_dir, ignore_errors=True)
+        bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
+        os.mkdir(bot.socket_dir, 0o700)
         bot.accepted = 0
         self.socket.bind(bot.endpoint)
         bot.bound = bot.endpoint
@@ -338,6 +344,14 @@ class _Referee:
         text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
+    def _id_jump(self, bot: _Bot) -> int:
+        """How far the request ids jump before a new process of ``bot``: 2**24 plus an offset
+        below 2**24 unknown to the bots, so that its first id says next to nothing about how
+        many requests came before, a count its predecessor could have steered (rebids) to pass
+        on what it saw; small enough for a match's ids to stay far from 64 bits."""
+        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:ids:{bot.index}:{bot.launches}"
+        return (1 << 24) + int.from_bytes(hashlib.sha256(text.encode()).digest()[:3], "big")
+
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
         for batch in self._batches(bots):
@@ -348,6 +362,8 @@ class _Referee:
         for bot in bots:
             bot.launches += 1
             bot.seen.clear()
+            if bot.launches > 1:
+                self.next_id += self._id_jump(bot)
             secret = secrets.token_hex(16)
             bot.connection = wire.Connection(bot.spec.name, secret)
             self._bind(bot)

@@ -469,6 +469,8 @@ class Tournament:
     fault_ranks_last: bool = True
     #: the tournament secret (hex), only once revealed; games' seeds are shown only then too
     secret: str | None = None
+    #: the indexes of the matches done: only their games' replays are published
+    done_matches: frozenset[int] = attrs.field(factory=frozenset, converter=frozenset)
 
     @property
     def revealed(self) -> bool:
@@ -514,7 +516,8 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         matches_total, games_total = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
         ).fetchone()
-        matches_done = sum(1 for status in store.match_status().values() if status == "done")
+        done = {index for index, status in store.match_status().items() if status == "done"}
+        matches_done = len(done)
         logs = {}
         for (match_index,) in db.execute("SELECT DISTINCT match_index FROM logs"):
             logs[match_index] = store.logs(match_index)
@@ -541,6 +544,7 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         digest=meta.get("config_digest"),
         draw_probability=ratings_config.get("draw_probability"),
         fault_ranks_last=bool(ratings_config.get("fault_ranks_last", True)),
+        done_matches=frozenset(done),
     )
 
 
@@ -1166,7 +1170,11 @@ def _publish_replays(
 ) -> tuple[list[str], dict[str, list[list[int]]], bool]:
     """Write the viewer's script of every game with a replay not yet published, and keep the
     games' round outcomes (for the bid-against-tricks charts) in ``outcomes.json``. Returns the
-    ids of the games with a replay, the outcomes, and whether they changed."""
+    ids of the games with a replay, the outcomes, and whether they changed.
+
+    Only the games of matches done: a running match's deals may be played again (the other
+    rotations of duplicate play; a match cut short is played again from its start), and its
+    games may yet be discarded and replaced under the same ids."""
     folder = output / REPLAY_DATA
     try:
         outcomes = json.loads((folder / "outcomes.json").read_text(encoding="utf-8"))
@@ -1178,7 +1186,7 @@ def _publish_replays(
     replays: list[str] = []
     for stored in tournament.games:
         record = stored.record
-        if not record.replay_path:
+        if not record.replay_path or stored.match_index not in tournament.done_matches:
             continue
         ident = game_id(record.match_id, record.game_index)
         target = folder / f"{ident}.js"

@@ -222,3 +222,44 @@ class TestLimitFault:
         (detail,) = [f.detail for f in result.games[0].faults if f.status is FaultStatus.LIMIT]
         assert detail.startswith("memory limit 300 MB reached (OOM kill)")
         assert faults_of(result, "other") == []
+
+
+MEMO_BOT = os.path.join(os.path.dirname(__file__), "bots", "memo_bot.py")
+
+
+class TestFreshProcesses:
+    """A process given in place of another (a duplicate rotation, a restart) inherits nothing."""
+
+    def _replayed_deal(self) -> dict[str, str]:
+        """Three memo bots play one deal twice (two rotations): each bot's log."""
+        spec = MatchSpec(
+            match_id="fresh",
+            rules=Rules.make("oh-seven"),
+            bots=tuple(BotSpec(f"memo{i}", (sys.executable, MEMO_BOT)) for i in range(3)),
+            seatings=((0, 1, 2), (1, 2, 0)),
+            seeds=(7, 7),
+            time_control=TimeControl(move_seconds=5, bank_seconds=5, start_seconds=10),
+            fallback_seed=3,
+        )
+        return dict(play_match(spec, sandbox=SandboxConfig(mode="bwrap")).logs)
+
+    def test_the_socket_directory_is_new_for_each_process(self) -> None:
+        """The second process of each bot (the deal's second rotation) finds no note the first
+        one left beside its endpoint, in a file or in the endpoint's times."""
+        for name, log in self._replayed_deal().items():
+            processes = {line.split()[1] for line in log.splitlines() if line.startswith("ID ")}
+            assert len(processes) == 2, (name, log)  # two processes, both played
+            assert "NOTE" not in log, (name, log)
+
+    def test_request_ids_do_not_count_the_earlier_requests(self) -> None:
+        """The ids a new process is sent start 2**24 or more past the last ones its predecessor
+        saw: the number of requests of the earlier games is lost in an unknown offset."""
+        for name, log in self._replayed_deal().items():
+            ids: dict[str, list[int]] = {}
+            for line in log.splitlines():
+                if line.startswith("ID "):
+                    ids.setdefault(line.split()[1], []).append(int(line.split()[2]))
+            assert len(ids) == 2, (name, log)  # two processes, both played
+            earlier, later = sorted(ids.values())
+            last, first = max(earlier), min(later)
+            assert first - last >= 2**24, (name, last, first)

@@ -38,6 +38,7 @@ from ohseven.referee.publish import (
     load_tournament,
     publish,
     rating_history,
+    replay_script,
     replay_view,
     round_outcomes,
     slugify,
@@ -498,6 +499,63 @@ class TestSecrecy:
         seeds = [str(stored.record.seed) for stored in load_tournament(out).games]
         assert seeds and all(len(seed) > 12 for seed in seeds)
         assert [seed for seed in seeds if seed in text] == []
+
+    @staticmethod
+    def play_last_match(out: Path, deal: int, finish: bool) -> str:
+        """(Re)start the last match of ``out`` and play its games on ``deal``, ``deal + 1``...
+        (replays saved): all of them if ``finish`` (and finish it), else the first. The first
+        game's id."""
+        with Store.open(out, create=False) as store:
+            index = max(store.match_status())
+            (match_id, seats, first, games) = store.db.execute(
+                "SELECT match_id, bots, first_game, games FROM matches WHERE match_index = ?",
+                (index,),
+            ).fetchone()
+            seats = tuple(json.loads(seats))
+            store.start_match(index)
+            for g in range(games if finish else 1):
+                played = play("oh-seven", len(seats), deal + g)
+                path = f"replays/{match_id}-{g}.json"
+                save_replay(out / path, to_replay(played, seats, ()))
+                result = played.result()
+                record = GameRecord(
+                    match_id, g, deal + g, seats, result.totals, result.ranks, (),
+                    game_statistics(played), path, 0.01,
+                )  # fmt: skip
+                store.add_game(first + g, index, record)
+            if finish:
+                store.finish_match(index, {})
+        return game_id(match_id, 0)
+
+    def test_no_replay_data_before_the_match_is_done(self, tmp_path: Path) -> None:
+        """A game of a match still being played has no replay data published (its deal may
+        be played again: the other rotations of duplicate play, a match cut short and
+        replayed); once the match is done, it has."""
+        out = build_tournament(tmp_path / "cup", unfinished=1)
+        ident = self.play_last_match(out, 4242, finish=False)
+        publish(out)
+        assert not (out / "replay-data" / f"{ident}.js").exists()
+        assert ident not in json.loads((out / "replay-data" / "outcomes.json").read_text())
+        self.play_last_match(out, 4242, finish=True)
+        publish(out)
+        assert (out / "replay-data" / f"{ident}.js").is_file()
+
+    def test_a_match_played_again_shows_its_last_games(self, tmp_path: Path) -> None:
+        """A match cut short (its game published while it ran) and played again: the replay
+        data shown is that of the game that counts, not the discarded one."""
+        out = build_tournament(tmp_path / "cup", unfinished=1)
+        ident = self.play_last_match(out, 1111, finish=False)
+        publish(out)
+        self.play_last_match(out, 2222, finish=True)
+        publish(out)
+        script = (out / "replay-data" / f"{ident}.js").read_text()
+        with Store.open(out, create=False) as store:
+            (stored,) = [
+                g for g in store.games()
+                if game_id(g.record.match_id, g.record.game_index) == ident
+            ]
+        expected = replay_script(ident, stored.record, load_replay(out / stored.record.replay_path))
+        assert script == expected
 
     def test_a_finished_tournament_reveals_only_if_asked(self, tmp_path: Path) -> None:
         """Complete: the seeds stay unpublished unless `reveal_seeds`; then the secret and every

@@ -300,9 +300,9 @@ name: recorded
 game: oh-seven
 table_size: 3
 bots:
-  - {{name: rec-a, file: deal_recorder.py}}
-  - {{name: rec-b, file: deal_recorder.py}}
-  - {{name: rec-c, file: deal_recorder.py}}
+  - {{name: rec-a, file: {bot}}}
+  - {{name: rec-b, file: {bot}}}
+  - {{name: rec-c, file: {bot}}}
 schedule: {{type: round-robin, games_per_table: 2, deals: {deals}}}
 time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
 sandbox: {{mode: bwrap}}
@@ -310,12 +310,14 @@ output: out
 """
 
 
-def recorded_tournament(folder: Path, deals: str) -> tuple[Path, dict[str, str], list[int]]:
+def recorded_tournament(
+    folder: Path, deals: str, bot: str = "deal_recorder.py"
+) -> tuple[Path, dict[str, str], list[int]]:
     """A tournament of three deal-recording bots in the bubblewrap sandbox: (output, each bot's
     log, every game's seed)."""
-    shutil.copy(Path(__file__).parent / "bots" / "deal_recorder.py", folder)
+    shutil.copy(Path(__file__).parent / "bots" / bot, folder)
     path = folder / "t.yaml"
-    path.write_text(RECORDER_CONFIG.format(deals=deals))
+    path.write_text(RECORDER_CONFIG.format(deals=deals, bot=bot))
     config = load_config(path)
     outcome = run_tournament(config, workers=1)
     assert outcome.complete
@@ -362,6 +364,14 @@ class TestDealIsolation:
             assert len(by_process) == processes, name
         # the deals really were replayed in duplicate play: to other processes only
         assert len(set(everywhere)) == (18 if deals == "independent" else 6)
+
+    def test_a_process_leaves_no_note_for_the_next_one(self, tmp_path: Path) -> None:
+        """Duplicate play: a bot that writes its hands beside its endpoint (and marks the
+        endpoint's times) finds no note in its next rotation's process, so never recalls a
+        deal."""
+        _, logs, _ = recorded_tournament(tmp_path, "duplicate", "memo_bot.py")
+        for name, log in logs.items():
+            assert log.count("NOTE") == 0 and "RECALL" not in log, (name, log)
 
     def test_no_seed_or_secret_reaches_a_bot(self, tmp_path: Path) -> None:
         """Without `seed:` the deals come from a random secret kept private to the referee, and
