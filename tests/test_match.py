@@ -215,7 +215,8 @@ class TestLimitFault:
             ("memory_mb", 300),
         ))
         other = BotSpec("other", (sys.executable, CGROUP_BOT, "quick"))
-        spec = MatchSpec("oom", Rules.make("oh-seven"), (hog, other), ((0, 1),), (5,), FAST)
+        clock = TimeControl(move_seconds=10.0, bank_seconds=0.0, start_seconds=10.0)
+        spec = MatchSpec("oom", Rules.make("oh-seven"), (hog, other), ((0, 1),), (5,), clock)
         result = play_match(spec)
         statuses = faults_of(result, "hog")
         assert statuses[0] is FaultStatus.LIMIT, statuses
