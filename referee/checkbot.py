@@ -37,6 +37,8 @@ from .records import BotSpec, Fault, FaultStatus, TimeControl
 from .replay import save_replay, to_replay
 from .rules import GAMES, OH_HELL, OH_SEVEN, Game, Phase, Rules, new_game
 from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
+from .secret import derive_seed, secret_from_seed
+from .staging import StagingError, staged_bots
 
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
@@ -112,9 +114,9 @@ def _redeal_deck(seat: int) -> tuple[int, ...]:
 
 
 def checks_for(games: tuple[str, ...], seed: int = 0) -> list[Check]:
-    """The checks for ``games``; seats and seeds vary with ``seed``."""
+    """The checks for ``games``; seats and deals vary with ``seed`` (derived one-way from it)."""
     checks: list[Check] = []
-    rng = random.Random(seed)
+    rng = random.Random(derive_seed(secret_from_seed(seed), "checks"))
 
     def add(name: str, game: str, players: int, **kwargs: Any) -> None:
         checks.append(
@@ -154,14 +156,15 @@ def checks_for(games: tuple[str, ...], seed: int = 0) -> list[Check]:
 def determinism_checks(games: tuple[str, ...], seed: int = 0) -> list[Check]:
     """The games played twice to see whether the bot repeats its moves."""
     found = []
+    secret = secret_from_seed(seed)
     if OH_SEVEN in games:
+        deal = derive_seed(secret, "determinism", OH_SEVEN)
         found.append(
-            Check(
-                "oh-seven with passing, 4 players", OH_SEVEN, 4, seed + 7, (("passing", True),), 1
-            )
+            Check("oh-seven with passing, 4 players", OH_SEVEN, 4, deal, (("passing", True),), 1)
         )
     if OH_HELL in games:
-        found.append(Check("oh-hell, 4 players", OH_HELL, 4, seed + 8, (), 2))
+        deal = derive_seed(secret, "determinism", OH_HELL)
+        found.append(Check("oh-hell, 4 players", OH_HELL, 4, deal, (), 2))
     return found
 
 
@@ -203,8 +206,9 @@ class _Session:
                 "OHSEVEN_ENDPOINT": endpoint,
                 "OHSEVEN_SECRET": self.secret,
                 "OHSEVEN_NAME": spec.name,
-                # as a tournament does: a bot seeded from it can replay its games exactly
-                "OHSEVEN_SEED": str(seed),
+                # as a tournament does: a bot seeded from it can replay its games exactly; one
+                # way from the seed, so that it does not give the deals away
+                "OHSEVEN_SEED": str(derive_seed(secret_from_seed(seed), "bot") >> 31),
             },
             config=config,
         )
@@ -569,7 +573,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sandbox", choices=MODES, default="bwrap", help="how the bot runs (default %(default)s)"
     )
     add_time_control_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="seed of the checks' deals and seats (default: a random 128-bit seed, printed)",
+    )
     parser.add_argument(
         "--max-failures",
         type=int,
@@ -588,7 +598,10 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .match_cli import BotArgumentError, bot_specs
+    from .match import raise_fd_limit
+    from .match_cli import BotArgumentError, announce_seed, bot_specs
+
+    raise_fd_limit()
 
     try:
         (spec,) = bot_specs([args.bot])
@@ -609,15 +622,23 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--replays {args.replays}: {error.strerror}")
     games = GAMES if args.game == "both" else (args.game,)
     clock = TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank)
-    report = check_bot(
-        spec,
-        games=games,
-        sandbox=config,
-        clock=clock,
-        seed=args.seed,
-        max_failures=args.max_failures,
-        replay_dir=args.replays,
-    )
+    seed = announce_seed(args.seed)
+    private = {"the replay folder": args.replays} if args.replays else {}
+    try:
+        # the bot runs from a private copy of its own files (see ``staging``)
+        with staged_bots([spec], private=private) as (staged,):
+            report = check_bot(
+                staged,
+                games=games,
+                sandbox=config,
+                clock=clock,
+                seed=seed,
+                max_failures=args.max_failures,
+                replay_dir=args.replays,
+            )
+    except StagingError as error:
+        return _fail(str(error))
+    report = attrs.evolve(report, bot=spec)
     data = summary(report)
     print(json.dumps(data) if args.json else render(data))
     return 0 if report.passed else 1

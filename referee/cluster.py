@@ -301,6 +301,9 @@ def run_match(job: ClusterJob) -> tuple:
     record's ``replay_path`` is that name), ``("error", text)`` when the runner raised, or
     ``("cancelled",)`` when the referee cancelled the task between two games.
     """
+    from .match import raise_fd_limit
+
+    raise_fd_limit()
     worker, key = _worker_context()
     unpacked: dict[str, str] = {}
     if job.bundles:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 SCHEDULE_TYPES = ("round-robin", "gauntlet")
+#: ``schedule.deals``: a deal of its own for every game, or each deal once per seat rotation
+DEAL_MODES = ("independent", "duplicate")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
 #: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
 CLUSTER_BOTS = ("shared", "ship")
@@ -86,7 +89,6 @@ time_control:
   start_seconds: 10.0
 sandbox:
   mode: unsandboxed
-seed: 7
 replays: true
 """
 
@@ -120,6 +122,7 @@ class ScheduleConfig:
     repeats: int = 1
     games_per_table: int = 1
     candidates: tuple[str, ...] = ()
+    deals: str = "independent"
 
 
 @attrs.frozen
@@ -150,8 +153,11 @@ class TourneyConfig:
     ratings: RatingsConfig = RatingsConfig()
     workers: int = 1
     output: str = "out"
-    seed: int = 0
+    #: the organiser's seed; None (the default): a random secret kept in the output (``secret``)
+    seed: int | None = None
     replays: bool = False
+    #: publish the secret and every game's seed once the tournament is complete
+    reveal_seeds: bool = False
     #: a Dask scheduler's address (``tcp://HOST:8786``), or None for the local pool
     cluster: str | None = None
     cluster_bots: str = "shared"
@@ -160,6 +166,8 @@ class TourneyConfig:
     digest: str = ""
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
+    #: (bot name, ``staging.tree_digest`` of its staged files): part of ``digest``
+    bot_digests: tuple[tuple[str, str], ...] = ()
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -180,6 +188,7 @@ class _Document:
         self.source = source
         self.lines: dict[str, int] = {}
         self._errors: list[tuple[int, str]] = []
+        self._collections: set[int] = set()
 
     @property
     def errors(self) -> list[str]:
@@ -202,6 +211,13 @@ class _Document:
 
     def convert(self, node: yaml.Node, path: str) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            # an alias is the same node again: expanding it could grow the document
+            # exponentially (a "billion laughs"), so a collection may appear only once
+            if id(node) in self._collections:
+                self.error(path, "YAML aliases of maps or lists (`*name`) are not supported")
+                return None
+            self._collections.add(id(node))
         if isinstance(node, yaml.MappingNode):
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:
@@ -294,11 +310,25 @@ TOP_KEYS = (
     "workers",
     "output",
     "seed",
+    "reveal_seeds",
     "replays",
     "cluster",
     "cluster_bots",
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder")
+#: bounds that keep every configuration that validates playable: a clock within a day (the
+#: referee computes deadlines and integers of milliseconds from it) and a schedule that fits in
+#: memory and in a lifetime
+MAX_MOVE_SECONDS = 3600
+MAX_BANK_SECONDS = 86400
+MAX_START_SECONDS = 600
+MAX_REPEATS = 10_000
+MAX_GAMES_PER_TABLE = 10_000
+MAX_SCHEDULED_GAMES = 10_000_000
+
+#: keys that do not change the games: left out of the digest. The seed is left out too, so the
+#: published digest cannot be searched for a short seed; the store checks the secret apart.
+NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
 
 
 _CLUSTER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
@@ -367,9 +397,16 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
     elif command is not None:
         words = shlex.split(command) if isinstance(command, str) else list(command)
         if words:
-            first = base / words[0]
-            if not Path(words[0]).is_absolute() and os.sep in words[0] and first.exists():
-                words[0] = str(first.resolve())
+            # every word naming a path relative to the config (the program, a script, a jar)
+            # is made absolute: the referee's working directory must not matter
+            for index, word in enumerate(words):
+                here = base / word
+                if not word.startswith("-") and not Path(word).is_absolute() and here.exists():
+                    if index == 0 and os.sep not in word:
+                        continue  # a bare program name is looked up in PATH
+                    words[index] = str(here.resolve())
+            if words[0].endswith(".py") and Path(words[0]).is_file():
+                words.insert(0, sys.executable)  # a script runs with the referee's Python
             argv = tuple(words)
         else:
             doc.error(f"{path}.command", "empty command")
@@ -383,6 +420,36 @@ def _bot(reader: _Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | 
     if name is None or argv is None:
         return None, fingerprint
     return BotEntry(BotSpec(name, argv, directory, limits, ponder), limits), fingerprint
+
+
+def _staged_digests(
+    doc: _Document,
+    bots: list[BotEntry],
+    keys: list[str],
+    output: Path,
+    source: str,
+    mode: str,
+) -> dict[str, str]:
+    """The ``staging.tree_digest`` of each bot's copy; errors (a bot's folder inside the output
+    folder, a private path the sandbox shows every bot) go to ``doc``."""
+    from . import staging
+    from .sandbox import _python_paths
+
+    private = staging.referee_paths(str(output), source)
+    if mode == "bwrap":  # unsandboxed bots see every file their uid can read anyway
+        shown = _python_paths()
+        for key, what in (("output", "the output folder"), ("", "the configuration file")):
+            try:
+                staging.check_views({what: private[what]} if what in private else {}, shown)
+            except staging.StagingError as error:
+                doc.error(key, str(error))
+    try:
+        plans = staging.plan_bots([bot.spec for bot in bots], private=private)
+        return {bot.name: staging.tree_digest(plan) for bot, plan in zip(bots, plans, strict=True)}
+    except staging.StagingError as error:
+        key = keys[error.index] if error.index is not None else ""
+        doc.error(key, str(error))
+        return {}
 
 
 def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int | float], ...]:
@@ -401,6 +468,20 @@ def _limits(reader: _Reader, data: Any, path: str) -> tuple[tuple[str, int | flo
         if value is not None:
             values.append((key, value))
     return tuple(values)
+
+
+def _scheduled_games(
+    stype: str, bots: int, candidates: int, sizes: tuple[int, ...], repeats: int, per_table: int
+) -> int:
+    """The number of games the schedule will hold, counted without building it."""
+    total = 0
+    for size in sizes:
+        if stype == "gauntlet":
+            tables = candidates * math.comb(bots - candidates, size - 1)
+        else:
+            tables = math.comb(bots, size)
+        total += tables * size * per_table
+    return total * repeats
 
 
 def _section(reader: _Reader, data: dict, key: str) -> dict:
@@ -484,6 +565,7 @@ def load_config_text(
                     )
 
     bots: list[BotEntry] = []
+    bot_keys: list[str] = []
     fingerprints: dict[str, str] = {}
     bots_raw = reader.get(
         data, "", "bots", lambda v: isinstance(v, list) and v, "a list of bots", required=True
@@ -499,10 +581,11 @@ def load_config_text(
             fingerprints[name_of] = fingerprint
         if entry is not None:
             bots.append(entry)
+            bot_keys.append(f"bots[{index}]")
     pool = len(bots_raw or [])
 
     sched = _section(reader, data, "schedule")
-    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates"))
+    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals"))
     stype = reader.get(
         sched,
         "schedule",
@@ -511,9 +594,29 @@ def load_config_text(
         f"one of {', '.join(SCHEDULE_TYPES)}",
         default="round-robin",
     )
-    repeats = reader.get(sched, "schedule", "repeats", _is_pos_int, "a positive integer", 1)
+    repeats = reader.get(
+        sched,
+        "schedule",
+        "repeats",
+        lambda v: _is_pos_int(v) and v <= MAX_REPEATS,
+        f"an integer from 1 to {MAX_REPEATS}",
+        1,
+    )
+    deals = reader.get(
+        sched,
+        "schedule",
+        "deals",
+        lambda v: v in DEAL_MODES,
+        f"one of {', '.join(DEAL_MODES)}",
+        default="independent",
+    )
     per_table = reader.get(
-        sched, "schedule", "games_per_table", _is_pos_int, "a positive integer", 1
+        sched,
+        "schedule",
+        "games_per_table",
+        lambda v: _is_pos_int(v) and v <= MAX_GAMES_PER_TABLE,
+        f"an integer from 1 to {MAX_GAMES_PER_TABLE}",
+        1,
     )
     candidates = reader.get(
         sched,
@@ -546,6 +649,15 @@ def load_config_text(
             if bots_raw and size > pool:
                 doc.error("table_size", f"a table of {size} needs {size} bots; there are {pool}")
 
+    if pool and table_sizes and not doc.errors:
+        games = _scheduled_games(stype, pool, len(set(candidates)), table_sizes, repeats, per_table)
+        if games > MAX_SCHEDULED_GAMES:
+            doc.error(
+                "schedule",
+                f"{games:,} games scheduled; at most {MAX_SCHEDULED_GAMES:,} (fewer `repeats`, "
+                "`games_per_table` or table sizes)",
+            )
+
     tc = _section(reader, data, "time_control")
     reader.keys(tc, "time_control", ("move_seconds", "bank_seconds", "start_seconds"))
     default_tc = TimeControl()
@@ -555,8 +667,8 @@ def load_config_text(
                 tc,
                 "time_control",
                 "move_seconds",
-                _is_pos_number,
-                "a positive number of seconds",
+                lambda v: _is_pos_number(v) and v <= MAX_MOVE_SECONDS,
+                f"a positive number of seconds, at most {MAX_MOVE_SECONDS}",
                 default_tc.move_seconds,
             )
         ),
@@ -565,8 +677,8 @@ def load_config_text(
                 tc,
                 "time_control",
                 "bank_seconds",
-                lambda v: _is_pos_number(v) or v == 0,
-                "a number of seconds, 0 or more",
+                lambda v: (_is_pos_number(v) or v == 0) and v <= MAX_BANK_SECONDS,
+                f"a number of seconds from 0 to {MAX_BANK_SECONDS}",
                 default_tc.bank_seconds,
             )
         ),
@@ -575,8 +687,8 @@ def load_config_text(
                 tc,
                 "time_control",
                 "start_seconds",
-                _is_pos_number,
-                "a positive number of seconds",
+                lambda v: _is_pos_number(v) and v <= MAX_START_SECONDS,
+                f"a positive number of seconds, at most {MAX_START_SECONDS}",
                 default_tc.start_seconds,
             )
         ),
@@ -614,7 +726,10 @@ def load_config_text(
 
     workers = reader.get(data, "", "workers", _is_pos_int, "a positive integer", None)
     output_raw = reader.get(data, "", "output", _is_str, "a directory")
-    seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", 0)
+    seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", None)
+    reveal_seeds = reader.get(
+        data, "", "reveal_seeds", lambda v: isinstance(v, bool), "true or false", False
+    )
     replays = reader.get(data, "", "replays", lambda v: isinstance(v, bool), "true or false", False)
     cluster = reader.get(
         data, "", "cluster", is_cluster_address, "a Dask scheduler address like tcp://HOST:8786"
@@ -628,13 +743,21 @@ def load_config_text(
         "shared",
     )
 
+    if name is not None:
+        default_output = out_base / "out" / name
+        output = (base / output_raw).resolve() if output_raw is not None else default_output
+        if output.exists() and not output.is_dir():
+            doc.error("output" if output_raw is not None else "name", f"{output} is not a folder")
     if doc.errors:
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None
-    default_output = out_base / "out" / name
-    output = (base / output_raw).resolve() if output_raw is not None else default_output
+    # what decides the results is the bots' staged copies (see ``staging``), not just a file
+    staged = _staged_digests(doc, bots, bot_keys, output, source, sandbox.mode)
+    fingerprints.update(staged)
+    if doc.errors:
+        raise ConfigError(source, doc.errors)
     decisive = {
-        k: v for k, v in data.items() if k not in ("workers", "output", "cluster", "cluster_bots")
+        k: v for k, v in data.items() if k not in NOT_IN_DIGEST
     }
     decisive["_bot_files"] = fingerprints
     digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
@@ -645,7 +768,7 @@ def load_config_text(
         rules=rules,
         table_sizes=table_sizes,
         bots=tuple(bots),
-        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates)),
+        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals),
         time_control=time_control,
         sandbox=sandbox,
         ratings=ratings,
@@ -653,11 +776,13 @@ def load_config_text(
         output=str(output),
         seed=seed,
         replays=replays,
+        reveal_seeds=reveal_seeds,
         cluster=cluster,
         cluster_bots=cluster_bots,
         source=source,
         digest=digest,
         document=data,
+        bot_digests=tuple(staged.items()),
     )
 
 

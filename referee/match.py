@@ -12,13 +12,16 @@ a bot that hangs, floods, crashes or lies cannot hang the match.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
+import resource
 import secrets
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,13 +29,21 @@ import attrs
 import zmq
 
 from . import protocol as wire
-from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec
+from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec, TimeControl
 from .replay import save_replay, to_replay
-from .rules import Game, Phase, RulesError, new_game
+from .rules import OH_SEVEN, Game, Phase, Rules, RulesError, new_game
 from .sandbox import BotProcess, BotStartError, SandboxConfig
 from .stats import game_statistics
 
-__all__ = ["play_match", "MatchSpecError", "DEFAULT_DROP_AFTER_FAULTS"]
+__all__ = [
+    "play_match",
+    "start_check",
+    "MatchSpecError",
+    "DEFAULT_DROP_AFTER_FAULTS",
+    "MAX_CONNECTIONS",
+    "STRANGER_FRAMES",
+    "raise_fd_limit",
+]
 
 #: A bot with this many faults in a match is dropped from it (fallback moves play for it).
 DEFAULT_DROP_AFTER_FAULTS = 10
@@ -47,6 +58,57 @@ _RCVTIMEO, _RCVMORE = zmq.SocketOption.RCVTIMEO, zmq.SocketOption.RCVMORE
 
 
 _KIND = {phase: phase.value for phase in Phase}  # a request's kind in each phase
+
+#: Connections a bot may open to its endpoint (before its hello: the endpoint's file is removed
+#: at the hello); one more and it is faulted ``protocol`` and killed.
+MAX_CONNECTIONS = 4
+#: Frames a connection may send before a hello of it is accepted; beyond, each is a
+#: ``protocol`` fault of the bot that opened it (when the referee can tell which one).
+STRANGER_FRAMES = 32
+#: Descriptors the referee keeps for itself on top of what the bots can make it hold.
+FD_RESERVE = 256
+_FD_PER_BOT = 16  # the referee's own descriptors per bot: pipes, pidfd, uid lock, socket
+
+
+def raise_fd_limit(needed: int = 0) -> int:
+    """Raise this process's ``RLIMIT_NOFILE`` soft limit to the hard one (as root, the hard one
+    too, up to ``needed`` and the kernel's ``fs.nr_open``); return the soft limit now.
+
+    Every connection a bot opens to its endpoint costs the referee a descriptor, and libzmq
+    aborts the whole process when it cannot accept one: the limit must cover what the bots can
+    open (``processes`` x ``open_files`` each), not the usual 1024.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard
+    if needed > hard and os.geteuid() == 0:
+        try:
+            with open("/proc/sys/fs/nr_open") as handle:
+                ceiling = int(handle.read())
+        except (OSError, ValueError):
+            ceiling = 1 << 20
+        target = max(hard, min(needed, ceiling))
+    if target == resource.RLIM_INFINITY:
+        target = max(soft, needed)
+    if target > soft or target > hard:
+        for limits in ((target, target), (hard, hard)):
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+                break
+            except (ValueError, OSError):
+                continue
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+def _capacity(config: SandboxConfig) -> int:
+    """The descriptors one bot can cost the referee: every connection its processes can hold."""
+    return config.limits.processes * config.limits.open_files + _FD_PER_BOT
 
 
 class MatchSpecError(ValueError):
@@ -80,16 +142,20 @@ class _Bot:
     connection: wire.Connection | None = None
     routing_id: bytes | None = None
     restarts: int = 0
+    launches: int = 0  # processes started in this match (restarts and fresh deals included)
+    seen: set[int] = attrs.Factory(set)  # the deals (seeds) its current process has been shown
     faults: int = 0
     dropped: bool = False
     ever_ready: bool = False  # it said hello at least once in this match
     carry: list[tuple[FaultStatus, str]] = attrs.Factory(list)  # faults for its next game
     logs: list[str] = attrs.Factory(list)
     socket_dir: str = ""  # private to this bot; its endpoint is in it
+    bound: str | None = None  # the endpoint bound for its current process
+    accepted: int = 0  # connections accepted on it
 
     @property
     def endpoint(self) -> str:
-        return f"ipc://{self.socket_dir}/referee"
+        return f"ipc://{self.socket_dir}/referee-{self.launches}"  # one per process
 
     @property
     def active(self) -> bool:
@@ -161,6 +227,13 @@ class _Referee:
         self.drop_after_faults = drop_after_faults
         self.bots = [_Bot(i, b) for i, b in enumerate(spec.bots)]
         self.by_rid: dict[bytes, _Bot] = {}
+        self.by_endpoint: dict[bytes, _Bot] = {}
+        #: frames of each routing id with no accepted hello, and the bot that opened it
+        self.strangers: dict[bytes, list[Any]] = {}
+        self.warned = False
+        raise_fd_limit(
+            _open_fds() + FD_RESERVE + sum(_capacity(self._sandbox_for(b)) for b in spec.bots)
+        )
         self.next_id = 1
         self.state: _GameState | None = None
         self.last_check = 0.0
@@ -175,11 +248,80 @@ class _Referee:
         sock.setsockopt(zmq.RCVHWM, 1000)
         sock.setsockopt(zmq.SNDHWM, 1000)
         self.socket = sock
+        # every accepted connection, by endpoint: how the referee counts a bot's connections
+        self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
         for bot in self.bots:
             bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
             os.mkdir(bot.socket_dir, 0o700)
-            sock.bind(bot.endpoint)
+
+    def _batches(self, bots: list[_Bot]) -> list[list[_Bot]]:
+        """``bots`` in groups started together: until its hello a bot may open as many
+        connections as it has descriptors (its endpoint's file is removed at the hello), so
+        the bots of a group must not be able to exhaust the referee's descriptors together."""
+        room = resource.getrlimit(resource.RLIMIT_NOFILE)[0] - _open_fds() - FD_RESERVE
+        batches: list[list[_Bot]] = []
+        used = room + 1
+        for bot in bots:
+            need = _capacity(self._sandbox_for(bot.spec))
+            if need > room and not self.warned:
+                self.warned = True
+                warnings.warn(
+                    f"bot {bot.spec.name!r} could open {need} connections before its hello "
+                    f"(processes x open_files) but the referee has {room} descriptors to "
+                    "spare: a connection flood could stop it; raise its hard limit "
+                    "(ulimit -Hn) or lower those limits",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            if used + need > room and (not batches or batches[-1]):
+                batches.append([])
+                used = 0
+            batches[-1].append(bot)
+            used += need
+        return batches
+
+    def _bind(self, bot: _Bot) -> None:
+        """A fresh endpoint for ``bot``'s next process (the last one's file is gone)."""
+        self._unbind(bot)
+        bot.accepted = 0
+        self.socket.bind(bot.endpoint)
+        bot.bound = bot.endpoint
+        self.by_endpoint[bot.endpoint.encode()] = bot
+
+    def _unbind(self, bot: _Bot) -> None:
+        """Close ``bot``'s endpoint and every connection accepted on it."""
+        if bot.bound is None:
+            return
+        with contextlib.suppress(zmq.ZMQError):
+            self.socket.unbind(bot.bound)
+        self.by_endpoint.pop(bot.bound.encode(), None)
+        with contextlib.suppress(OSError):
+            os.unlink(bot.bound[len("ipc://") :])
+        bot.bound = None
+
+    def _watch(self) -> None:
+        """Count the connections accepted on each endpoint; fault and kill a bot past
+        ``MAX_CONNECTIONS``."""
+        monitor = self.monitor
+        while True:
+            try:
+                parts = monitor.recv_multipart(_NOBLOCK)
+            except zmq.Again:
+                return
+            if len(parts) != 2:
+                continue
+            bot = self.by_endpoint.get(parts[1])
+            if bot is None:
+                continue
+            bot.accepted += 1
+            if bot.accepted > MAX_CONNECTIONS and bot.process is not None:
+                self._lose(
+                    bot,
+                    FaultStatus.PROTOCOL,
+                    f"opened {bot.accepted} connections to its endpoint "
+                    f"(at most {MAX_CONNECTIONS})",
+                )
 
     # -- processes
 
@@ -193,15 +335,22 @@ class _Referee:
         return attrs.evolve(config, limits=limits)
 
     def _bot_seed(self, bot: _Bot) -> int:
-        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.restarts}"
+        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
+        for batch in self._batches(bots):
+            self._launch_batch(batch)
+
+    def _launch_batch(self, bots: list[_Bot]) -> None:
         waiting = []
         for bot in bots:
+            bot.launches += 1
+            bot.seen.clear()
             secret = secrets.token_hex(16)
             bot.connection = wire.Connection(bot.spec.name, secret)
+            self._bind(bot)
             env = {
                 "OHSEVEN_ENDPOINT": bot.endpoint,
                 "OHSEVEN_SECRET": secret,
@@ -234,6 +383,8 @@ class _Referee:
                 code = bot.process.poll() if bot.process else None
                 if code is not None:
                     self._lose(bot, FaultStatus.NO_START, f"exited with code {code} before hello")
+            waiting = [b for b in waiting if b.connection is not None]
+            self._watch()
             waiting = [b for b in waiting if b.connection is not None]
             now = time.monotonic()
             if not waiting or now >= deadline:
@@ -269,6 +420,7 @@ class _Referee:
             bot.process.kill()
             bot.logs.append(bot.process.log())
             bot.process = None
+        self._unbind(bot)
 
     def _fault(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
         state = self.state
@@ -301,6 +453,7 @@ class _Referee:
 
     def _check_processes(self) -> None:
         self.last_check = time.monotonic()
+        self._watch()
         for bot in self.bots:
             if bot.process is not None and bot.active:
                 code = bot.process.poll()
@@ -332,11 +485,65 @@ class _Referee:
             frames = [sock.recv()]
         except zmq.Again:
             return
+        if frames[0] not in self.by_rid:
+            self._stranger(frames[0])
+            return
         # a ROUTER delivers the routing id and at least one frame, all parts at once
         frames.append(sock.recv(_NOBLOCK))
         while sock.getsockopt(_RCVMORE):
             frames.append(sock.recv(_NOBLOCK))
         self._handle(frames)
+
+    def _stranger(self, rid: bytes) -> None:
+        """A frame of a routing id with no accepted hello: a hello is answered, at most
+        ``STRANGER_FRAMES`` frames per connection are read, and each frame beyond is a
+        ``protocol`` fault of the bot whose process opened the connection."""
+        sock = self.socket
+        parts = [sock.recv(_NOBLOCK, copy=False)]
+        while sock.getsockopt(_RCVMORE):
+            parts.append(sock.recv(_NOBLOCK, copy=False))
+        seen = self.strangers.get(rid)
+        if seen is None:
+            seen = self.strangers[rid] = [0, self._opener(parts[0])]
+        seen[0] += 1
+        if seen[0] <= STRANGER_FRAMES:
+            if len(parts) == 1:
+                message = wire.decode(parts[0].bytes)
+                if type(message) is wire.Hello:
+                    self._hello(rid, message)
+            return
+        bot = seen[1]
+        if bot is not None and bot.process is not None and not bot.dropped:
+            self._fault(
+                bot,
+                FaultStatus.PROTOCOL,
+                f"{seen[0]} frames on a connection that said no accepted hello "
+                f"(at most {STRANGER_FRAMES})",
+            )
+
+    def _opener(self, frame: zmq.Frame) -> _Bot | None:
+        """The bot whose process sent ``frame`` (by the peer's uid, else its process tree)."""
+        try:  # "host:uid:gid:pid" of the process that connected (SO_PEERCRED)
+            _, uid, _, pid = str(frame.get("Peer-Address")).rsplit(":", 3)
+            uid_n, pid_n = int(uid), int(pid)
+        except (ValueError, zmq.ZMQError):
+            return None
+        running = [bot for bot in self.bots if bot.process is not None]
+        owners = [bot for bot in running if bot.process.uid == uid_n]
+        if len(owners) == 1 and len({bot.process.uid for bot in running}) == len(running):
+            return owners[0]
+        roots = {bot.process.pid: bot for bot in running if bot.process.pid}
+        for _ in range(64):  # up the process tree to a bot's process
+            if pid_n in roots:
+                return roots[pid_n]
+            try:
+                with open(f"/proc/{pid_n}/stat") as handle:
+                    pid_n = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                return None
+            if pid_n <= 1:
+                return None
+        return None
 
     def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
@@ -394,6 +601,10 @@ class _Referee:
                 bot.routing_id = rid
                 bot.ever_ready = True
                 self.by_rid[rid] = bot
+                self.strangers.pop(rid, None)
+                if bot.bound is not None:  # no connection can be opened to it any more
+                    with contextlib.suppress(OSError):
+                        os.unlink(bot.bound[len("ipc://") :])
                 self._send(rid, answer)
                 return
         self._send(rid, wire.error("unknown secret"))
@@ -427,12 +638,37 @@ class _Referee:
         if restart:
             self._launch(restart)
 
+    def _renew(self, seats: list[_Bot], seed: int) -> None:
+        """Give a fresh process (and scratch) to every bot whose process has seen this deal.
+
+        Duplicate play deals the same cards to every rotation of a table: a process that
+        remembered the last rotation would know every other hand. So no process is ever shown a
+        deal twice; a renewal is not a restart (no fault, no budget spent).
+        """
+        stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
+        for bot in stale:
+            if bot.connection is not None:
+                if bot.active:
+                    self._send(bot.routing_id, wire.shutdown_message())
+                bot.connection.close()
+            bot.connection = None
+            if bot.routing_id is not None:
+                self.by_rid.pop(bot.routing_id, None)
+                bot.routing_id = None
+            self._stop(bot)
+        if stale:
+            self._launch(stale)
+
     def play_game(self, index: int) -> GameRecord:
         spec = self.spec
         seats = [self.bots[b] for b in spec.seatings[index]]
         started = time.monotonic()
         self.state = None
+        self._renew(seats, spec.seeds[index])
         self._prepare(seats)
+        for bot in seats:
+            if bot.process is not None:
+                bot.seen.add(spec.seeds[index])
         game = new_game(spec.rules, len(seats), spec.seeds[index])
         state = self.state = _GameState(index, game, seats, spec)
         for bot in seats:
@@ -543,6 +779,9 @@ class _Referee:
                 bot.process.wait(max(0.0, deadline - time.monotonic()))
         for bot in self.bots:
             self._stop(bot)
+        with contextlib.suppress(zmq.ZMQError):
+            self.socket.disable_monitor()
+        self.monitor.close(0)
         self.socket.close(0)
         self.context.term()
         shutil.rmtree(self.socket_dir, ignore_errors=True)
@@ -579,3 +818,42 @@ def play_match(
     finally:
         logs = referee.close()
     return MatchResult(spec, tuple(games), logs)
+
+
+def start_check(
+    bots: tuple[BotSpec, ...],
+    *,
+    sandbox: SandboxConfig,
+    time_control: TimeControl | None = None,
+    batch: int = 8,
+) -> dict[str, tuple[str, str]]:
+    """Start every bot once, as a match does, and wait for its hello; then shut it down.
+
+    Returns ``{name: (why, its output)}`` for each bot that could not start: a tournament
+    refuses to rate a bot on fallback games when it never ran at all. ``batch`` bots start at
+    a time.
+    """
+    clock = time_control or TimeControl()
+    failures: dict[str, tuple[str, str]] = {}
+    for first in range(0, len(bots), batch):
+        spec = MatchSpec(
+            match_id="start-check",
+            rules=Rules.make(OH_SEVEN, ()),
+            bots=bots[first : first + batch],
+            seatings=(),
+            seeds=(),
+            time_control=clock,
+        )
+        referee = _Referee(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
+        try:
+            referee._launch(referee.bots)
+            why = {
+                bot.spec.name: detail
+                for bot in referee.bots
+                for status, detail in bot.carry
+                if status is FaultStatus.NO_START
+            }
+        finally:
+            logs = referee.close()
+        failures.update((name, (detail, logs.get(name, ""))) for name, detail in why.items())
+    return failures

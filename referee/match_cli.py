@@ -9,7 +9,6 @@ and the deals follow from --seed, so the same command plays the same deals again
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
@@ -18,10 +17,14 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
+import attrs
+
 from . import cgroups
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
+from .secret import derive_seed, random_seed, secret_from_seed, short_seed_warning
+from .staging import StagingError, staged_bots
 
 __all__ = [
     "configure",
@@ -50,7 +53,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--games", type=int, default=None, metavar="N", help="games to play (default: one per bot)"
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="deal seed (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="deal seed: the same seed replays the same deals (default: a random 128-bit seed, "
+        "printed)",
+    )
     add_time_control_arguments(parser)
     parser.add_argument("--replays", metavar="DIR", help="save a replay of every game in DIR")
     parser.add_argument(
@@ -99,6 +109,8 @@ def _command(argument: str) -> tuple[str, ...]:
         raise BotArgumentError(f"bot {argument!r}: command {program!r} not found")
     if program == "python" or program.startswith("python3"):
         command = (sys.executable, *command[1:])
+    elif program.endswith(".py") and os.path.isfile(program):  # a script with its arguments
+        command = (sys.executable, os.path.abspath(program), *command[1:])
     return command
 
 
@@ -126,11 +138,19 @@ def bot_specs(arguments: Sequence[str]) -> tuple[BotSpec, ...]:
 
 
 def game_seeds(seed: int, games: int) -> tuple[int, ...]:
-    """Deal seeds of the games, derived from ``seed``."""
-    return tuple(
-        int.from_bytes(hashlib.sha256(f"ohseven:{seed}:{g}".encode()).digest()[:8], "big") >> 1
-        for g in range(games)
-    )
+    """Deal seeds of the games, derived one-way from ``seed`` (a deal of its own per game)."""
+    secret = secret_from_seed(seed)
+    return tuple(derive_seed(secret, "game", g) for g in range(games))
+
+
+def announce_seed(seed: int | None, option: str = "--seed") -> int:
+    """``seed``, or a fresh random one; printed (stderr) so that any run can be replayed."""
+    if seed is None:
+        seed = random_seed()
+        print(f"seed {seed} (run again with {option} {seed} to replay the deals)", file=sys.stderr)
+    elif warning := short_seed_warning(seed, option):
+        print(warning, file=sys.stderr)
+    return seed
 
 
 def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
@@ -232,7 +252,9 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .match import MatchSpecError, play_match
+    from .match import MatchSpecError, play_match, raise_fd_limit
+
+    raise_fd_limit()
 
     try:
         rules = Rules.make(args.game, args.rule)
@@ -258,20 +280,26 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             return _fail(f"--replays {args.replays}: {error.strerror}")
         replay_dir = args.replays
+    seed = announce_seed(args.seed)
     spec = MatchSpec(
-        match_id=f"match-{args.seed}",
+        match_id="match",
         rules=rules,
         bots=bots,
         seatings=rotating_seatings(len(bots), games),
-        seeds=game_seeds(args.seed, games),
+        seeds=game_seeds(seed, games),
         time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
-        fallback_seed=args.seed,
+        fallback_seed=derive_seed(secret_from_seed(seed), "fallback"),
     )
+    private = {"the replay folder": replay_dir} if replay_dir else {}
     try:
-        result = play_match(spec, sandbox=config, replay_dir=replay_dir)
-    except MatchSpecError as error:
+        # each bot runs from a private copy of its own files (see ``staging``)
+        with staged_bots(bots, private=private) as staged:
+            staged_spec = attrs.evolve(spec, bots=staged)
+            result = play_match(staged_spec, sandbox=config, replay_dir=replay_dir)
+    except (MatchSpecError, StagingError) as error:
         return _fail(str(error))
     summary = summarise(result)
+    summary["seed"] = seed
     if args.json:
         print(json.dumps(summary))
     else:

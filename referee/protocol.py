@@ -6,7 +6,8 @@ names the fault (``malformed`` for anything that is not a msgpack map of the rig
 types). A :class:`Connection` holds the state of one authenticated bot (``AWAITING_HELLO`` ->
 ``READY`` <-> ``AWAITING_MOVE`` -> ``CLOSED``) and classifies each message against it: the
 move of the pending request (:class:`Accepted`), a late reply to an expired request
-(:class:`Late`, discarded), or a fault (``protocol``, ``illegal``, ``malformed``).
+(:class:`Late`, discarded; past ``EXTRA_BUDGET`` per request a ``protocol`` fault), or a
+fault (``protocol``, ``illegal``, ``malformed``).
 
 :class:`MoveCodec` converts between the engine's int moves and their wire form (card names,
 trick counts, lists of card names), and :class:`EventFeed` hands each seat the events it may
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_FRAME",
     "MAX_DEPTH",
     "MAX_TRANSPORT_FRAME",
+    "EXTRA_BUDGET",
     "State",
     "Hello",
     "MoveReply",
@@ -63,6 +65,9 @@ MAX_DEPTH = 8
 MAX_LIST = 64  # longest list (or map) in an inbound message
 MAX_LABEL = 64  # longest ``bot`` label in a hello
 MAX_SECRET = 256
+#: Late or repeated replies a bot may send per request without a fault; each one beyond is a
+#: ``protocol`` fault (so a flood of them gets the bot dropped instead of slowing the table).
+EXTRA_BUDGET = 2
 
 # msgpack >= 1.0 already decodes str as str, lists as lists and only str/bytes map keys
 _UNPACK_LIMITS = {
@@ -353,6 +358,7 @@ class Connection:
         self.label = ""
         self.pending: Request | None = None
         self.expired: set[int] = set()
+        self.extra = 0  # late or repeated replies since the last request was sent
 
     def hello(self, message: Hello) -> bytes | None:
         """Answer a hello in ``AWAITING_HELLO``: a welcome (now ``READY``), or None if refused."""
@@ -370,6 +376,7 @@ class Connection:
             raise ProtocolStateError("request", self)
         self.pending = request
         self.state = State.AWAITING_MOVE
+        self.extra = 0
         remaining = max(0, int((request.deadline - request.sent) * 1000))
         return encode(
             {
@@ -464,6 +471,13 @@ class Connection:
                 return move
             return Accepted(pending, move)
         if message.id in self.expired:
+            self.extra += 1
+            if self.extra > EXTRA_BUDGET:
+                return Invalid(
+                    FaultStatus.PROTOCOL,
+                    f"{self.extra} late or repeated replies since the last request "
+                    f"(at most {EXTRA_BUDGET})",
+                )
             return Late(message.id)
         if pending is None:
             return Invalid(FaultStatus.PROTOCOL, f"an unsolicited move (id {message.id})")

@@ -34,6 +34,7 @@ from .ratings import DRAW_PROBABILITY, Ratings
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
 from .rules import GAMES, OH_SEVEN
+from .secret import SecretError, load_secret, secret_from_seed
 from .stats import combine_seat_counts
 from .store import Store, StoredGame, StoreError, aggregate
 
@@ -373,7 +374,7 @@ def replay_view(replay: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "game": game,
         "rules": dict(replay.get("rules") or {}),
-        "seed": replay.get("seed"),
+        "seed": None,  # seeds are published apart, and only once revealed (``Tournament``)
         "players": names,
         "result": {
             "totals": list(result.get("totals", [])),
@@ -454,6 +455,7 @@ class Tournament:
 
     name: str
     game: str
+    #: the organiser's seed, only once revealed (``reveal_seeds`` and the tournament complete)
     seed: int | None
     config: dict
     bots: tuple[str, ...]
@@ -465,10 +467,33 @@ class Tournament:
     digest: str | None = None
     draw_probability: float | None = None
     fault_ranks_last: bool = True
+    #: the tournament secret (hex), only once revealed; games' seeds are shown only then too
+    secret: str | None = None
+
+    @property
+    def revealed(self) -> bool:
+        return self.secret is not None
 
     @property
     def records(self) -> list[GameRecord]:
         return [stored.record for stored in self.games]
+
+
+def _revealed_secret(
+    folder: Path, config: Mapping[str, Any], complete: bool
+) -> tuple[int | None, str | None]:
+    """(seed, secret hex) to publish: only for a complete tournament whose organiser chose
+    ``reveal_seeds``; (None, None) otherwise, so that nothing published gives a deal away."""
+    if not complete or config.get("reveal_seeds") is not True:
+        return None, None
+    seed = config.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return seed, secret_from_seed(seed).hex()
+    try:
+        secret = load_secret(folder)
+    except SecretError:
+        secret = None
+    return None, (secret.hex() if secret is not None else None)
 
 
 def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
@@ -500,11 +525,12 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
     for stored in games:
         names.extend(stored.record.seats)
     ratings_config = config.get("ratings") if isinstance(config.get("ratings"), Mapping) else {}
-    seed = meta.get("seed")
+    seed, secret = _revealed_secret(folder, config, len(games) == games_total > 0)
     return Tournament(
         name=str(config.get("name") or folder.resolve().name),
         game=str(config.get("game") or _game_of(games) or OH_SEVEN),
-        seed=int(seed) if seed is not None and seed.lstrip("-").isdigit() else None,
+        seed=seed,
+        secret=secret,
         config=config,
         bots=tuple(dict.fromkeys(names)),
         games=games,
@@ -607,6 +633,7 @@ def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[
         "game": tournament.game,
         "rules": dict(tournament.config.get("rules") or {}),
         "seed": tournament.seed,
+        "secret": tournament.secret,
         "config_digest": tournament.digest,
         "games_played": done["games_played"],
         "games_total": done["games_total"],
@@ -658,12 +685,18 @@ def _md_cell(value: object) -> str:
     return str(value).replace("|", "\\|")
 
 
+def _seed_note(board: Mapping[str, Any]) -> str:
+    if board.get("seed") is not None:
+        return f", seed {board['seed']}"
+    return f", secret {board['secret']}" if board.get("secret") else ""
+
+
 def leaderboard_markdown(board: Mapping[str, Any]) -> str:
     """``leaderboard.md``: a title, the progress line and a table of :data:`CSV_COLUMNS`."""
     lines = [
         f"# {board['tournament']}",
         "",
-        f"{board['game']}, seed {board['seed']}: {board['games_played']} of "
+        f"{board['game']}{_seed_note(board)}: {board['games_played']} of "
         f"{board['games_total']} games played{' (complete)' if board['complete'] else ''}. "
         "Ranked by the TrueSkill score mu - 3 sigma.",
         "",
@@ -823,9 +856,13 @@ def table_statistics(records: Iterable[GameRecord]) -> dict[str, Any]:
 
 
 def game_rows(
-    games: Iterable[StoredGame], slugs: Mapping[str, str], replays: Iterable[str] = ()
+    games: Iterable[StoredGame],
+    slugs: Mapping[str, str],
+    replays: Iterable[str] = (),
+    reveal: bool = False,
 ) -> list[dict[str, Any]]:
-    """One row per game for the games tables; ``replays`` are the ids of games with a replay."""
+    """One row per game for the games tables; ``replays`` are the ids of games with a replay;
+    a game's seed is shown only when ``reveal`` (else None)."""
     have = set(replays)
     rows = []
     for stored in games:
@@ -838,7 +875,7 @@ def game_rows(
                 "id": ident,
                 "match_id": record.match_id,
                 "game_index": record.game_index,
-                "seed": record.seed,
+                "seed": record.seed if reveal else None,
                 "players": [
                     {
                         "name": name,
@@ -1063,7 +1100,7 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     if changed:
         write(f"{REPLAY_DATA}/outcomes.json", json.dumps(outcomes, separators=(",", ":")))
     slugs = {row["name"]: row["slug"] for row in board["bots"]}
-    games = game_rows(tournament.games, slugs, replays)
+    games = game_rows(tournament.games, slugs, replays, reveal=tournament.revealed)
     h2h = head_to_head(tournament.records)
     stats = table_statistics(tournament.records)
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
 
 from .publish import PublishError, publish
+from .store import DB_NAME, database_error
 
 __all__ = ["configure", "run"]
 
@@ -26,6 +28,10 @@ def run(args: argparse.Namespace) -> int:
         written = publish(directory)
     except PublishError as error:
         print(f"ohseven-referee publish: {error}", file=sys.stderr)
+        return 1
+    except sqlite3.DatabaseError as error:
+        problem = database_error(directory / DB_NAME, error)
+        print(f"ohseven-referee publish: {problem}", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"ohseven-referee publish: cannot write into {directory}: {error}", file=sys.stderr)

@@ -7,11 +7,12 @@ Two modes (see SECURITY.md for the threat model):
     The bot runs under bubblewrap in fresh PID, network, IPC, UTS and cgroup namespaces, with a
     read-only view of the system directories, the Python installation running the referee, the
     installed ``ohseven`` packages and the bot's own directory, plus a private size-limited
-    tmpfs at ``/tmp`` (``HOME``) that disappears with the sandbox, and the match's socket
-    directory read-write. When the referee is root, bubblewrap sets up the mounts as root and
-    the bot is then started through ``setpriv`` as a dedicated unprivileged uid (a distinct uid
-    per running bot, taken from a pool, so ``RLIMIT_NPROC`` is a per-bot limit), with no
-    capabilities, an empty bounding set and ``no_new_privs``. When the referee is not root,
+    tmpfs at ``/tmp`` (``HOME``) that disappears with the sandbox, and the bot's socket
+    directory read-only (connecting to a socket needs no writable mount). When the referee is
+    root, bubblewrap sets up the mounts as root and the bot is then started through
+    ``setpriv`` as a dedicated unprivileged uid (a distinct uid per running bot, taken from a
+    pool, so ``RLIMIT_NPROC`` is a per-bot limit), with no capabilities, an empty bounding set
+    and ``no_new_privs``. When the referee is not root,
     bubblewrap runs unprivileged in a new user namespace (nested user namespaces disabled) and
     the bot keeps the referee's uid.
 ``"unsandboxed"``
@@ -40,6 +41,7 @@ import platform
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -81,6 +83,8 @@ _ETC_FILES = (
     "/etc/java-17-openjdk",
     "/etc/java-21-openjdk",
 )
+# Hidden under an empty read-only tmpfs: file-nr, inode-nr, dentry-state (machine-wide counts).
+_HIDDEN_PROC = "/proc/sys/fs"
 _OHSEVEN_PACKAGES = ("ohseven.sdk", "ohseven.referee", "ohseven.example_bots")
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
@@ -331,8 +335,9 @@ def _descendants(root: int) -> list[int]:
 
 
 _CLONE_NEWUSER = 0x10000000
-# Per machine: audit arch, the first number of a foreign ABI sharing the arch (x32), and the
-# numbers of clone, unshare, clone3 and of the syscalls a bot has no use for.
+# Per machine: audit arch, the first number of a foreign ABI sharing the arch (x32), the
+# numbers of clone, unshare, clone3, of the syscalls a bot has no use for, and of fcntl and the
+# syscalls of _SIGNALLING.
 _SYSCALLS = {
     "x86_64": (
         0xC000003E,
@@ -345,6 +350,8 @@ _SYSCALLS = {
             "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
             "io_uring_register": 427,
         },
+        {"fcntl": 72, "flock": 73, "inotify_init": 253, "inotify_add_watch": 254,
+         "inotify_init1": 294, "fanotify_init": 300, "fanotify_mark": 301},
     ),
     "aarch64": (
         0xC00000B7,
@@ -357,8 +364,31 @@ _SYSCALLS = {
             "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
             "io_uring_register": 427,
         },
+        {"fcntl": 25, "flock": 32, "inotify_init1": 26, "inotify_add_watch": 27,
+         "fanotify_init": 262, "fanotify_mark": 263},
     ),
 }  # fmt: skip
+# Cross-sandbox signals through a file both bots can see (a read-only system file): the answer
+# of each syscall, and of each fcntl() command (args[1]) that locks, leases or watches a file.
+_SIGNALLING = {
+    "flock": errno.ENOLCK,
+    "inotify_init": errno.ENOSYS,
+    "inotify_init1": errno.ENOSYS,
+    "inotify_add_watch": errno.ENOSYS,
+    "fanotify_init": errno.EPERM,
+    "fanotify_mark": errno.EPERM,
+}
+_FCNTL_DENIED = {
+    5: errno.ENOLCK,  # F_GETLK
+    6: errno.ENOLCK,  # F_SETLK
+    7: errno.ENOLCK,  # F_SETLKW
+    36: errno.ENOLCK,  # F_OFD_GETLK
+    37: errno.ENOLCK,  # F_OFD_SETLK
+    38: errno.ENOLCK,  # F_OFD_SETLKW
+    1024: errno.ENOLCK,  # F_SETLEASE
+    1025: errno.ENOLCK,  # F_GETLEASE
+    1026: errno.EINVAL,  # F_NOTIFY (dnotify)
+}
 
 
 def seccomp_program(machine: str | None = None) -> bytes | None:
@@ -367,12 +397,14 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     It denies (EPERM) creating a user namespace through clone() or unshare(), the syscalls in
     the table above, and every syscall of a foreign ABI (i386 or x32 on x86_64, which would
     otherwise bypass the numbers checked); clone3() gets ENOSYS so that the C library falls
-    back to clone(), whose flags a classic BPF filter can inspect.
+    back to clone(), whose flags a classic BPF filter can inspect. File locks, leases and
+    watches (flock, the fcntl() commands of ``_FCNTL_DENIED``, inotify, fanotify) are denied
+    too: on a file that two bots see they would carry bits from one sandbox to another.
     """
     table = _SYSCALLS.get(machine or platform.machine())
     if table is None:
         return None
-    arch, foreign_from, cloning, denied = table
+    arch, foreign_from, cloning, denied, signalling = table
     allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     code: list[tuple[int, int, int, int]] = [
@@ -386,6 +418,14 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     code += [(jeq, 0, 1, cloning["clone3"]), (ret, 0, 0, 0x00050000 | errno.ENOSYS)]
     for number in denied.values():
         code += [(jeq, 0, 1, number), (ret, 0, 0, deny)]
+    for name, answer in _SIGNALLING.items():
+        if name in signalling:
+            code += [(jeq, 0, 1, signalling[name]), (ret, 0, 0, 0x00050000 | answer)]
+    commands = [(ld, 0, 0, 24)]  # low half of seccomp_data.args[1]: fcntl's command
+    for command, answer in _FCNTL_DENIED.items():
+        commands += [(jeq, 0, 1, command), (ret, 0, 0, 0x00050000 | answer)]
+    commands.append((ret, 0, 0, allow))
+    code += [(jeq, 0, len(commands), signalling["fcntl"]), *commands]
     code += [
         (jeq, 1, 0, cloning["clone"]),
         (jeq, 0, 3, cloning["unshare"]),
@@ -500,9 +540,9 @@ class BotProcess:
     naming existing files are made absolute. ``bot_dir`` (read-only inside, and the working
     directory) defaults to the directory of the first existing file among the arguments
     (else of the program itself when it is a path outside the system directories).
-    ``socket_dir`` is visible read-write at the same path; when the bot has its own uid, the
-    directory and what it holds at :meth:`start` are handed to that uid, so bind the ZeroMQ
-    socket before starting the bot.
+    ``socket_dir`` is visible read-only at the same path; when the bot has its own uid, the
+    sockets it holds at :meth:`start` are handed to that uid (the directory stays ours), so
+    bind the ZeroMQ socket before starting the bot.
 
     With ``--die-with-parent`` the sandbox dies when the *thread* that called :meth:`start`
     exits: start bots from a thread that outlives them.
@@ -855,6 +895,8 @@ class BotProcess:
             elif os.path.isdir(path):
                 argv += ["--ro-bind", path, path]
         argv += ["--proc", "/proc", "--dev", "/dev"]
+        # the machine's counts of open files, inodes and dentries: a signal from another bot
+        argv += ["--size", "4096", "--tmpfs", _HIDDEN_PROC, "--remount-ro", _HIDDEN_PROC]
         argv += ["--perms", "1777", "--size", str(limits.scratch_mb << 20)]
         argv += ["--tmpfs", SANDBOX_SCRATCH]
         for path in _ETC_FILES:
@@ -870,7 +912,9 @@ class BotProcess:
             parents(path)
             argv += ["--ro-bind", path, path]
         parents(self.socket_dir)
-        argv += ["--bind", self.socket_dir, self.socket_dir]
+        # read-only: connect() needs write permission on the socket inode only, which a
+        # read-only mount keeps; the bot cannot create files there
+        argv += ["--ro-bind", self.socket_dir, self.socket_dir]
         argv += ["--chdir", self.bot_dir or SANDBOX_SCRATCH]
         return [*self._prlimit_argv(), *argv, "--", *self._setpriv_argv(), *command]
 
@@ -933,7 +977,14 @@ def _default_bot_dir(command: Sequence[str]) -> str | None:
 
 
 def _give(directory: str, uid: int) -> None:
-    """Hand ``directory`` and its entries to ``uid`` (so the bot can use the socket in it)."""
-    os.chown(directory, uid, uid)
+    """Let ``uid`` connect to the sockets in ``directory``, and write nothing else there.
+
+    The directory stays the referee's and can be traversed, not listed or written (0711); each
+    socket in it is handed to ``uid`` (0600), as connect() needs write permission on it.
+    """
+    os.chown(directory, os.geteuid(), os.getegid())
+    os.chmod(directory, 0o711)
     for entry in os.scandir(directory):
-        os.chown(entry.path, uid, uid, follow_symlinks=False)
+        if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+            os.chown(entry.path, uid, uid, follow_symlinks=False)
+            os.chmod(entry.path, 0o600)

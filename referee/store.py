@@ -1,10 +1,11 @@
 """The tournament database: one SQLite file (WAL) in the output directory.
 
-Tables: ``meta`` (schema version, config JSON and digest, seed), ``matches`` (one row per
-scheduled match: bots, games, status ``pending`` / ``running`` / ``done`` / ``failed``), ``games``
-(one row per finished game, keyed by its canonical index), ``faults`` (one row per fault),
-``logs`` (each bot's truncated output per match), ``failures`` (why a ``failed`` match failed:
-on a Dask cluster, a match that kept killing its workers; a rerun plays it again). Each game
+Tables: ``meta`` (schema version, config JSON and digest, the secret's fingerprint),
+``matches`` (one row per scheduled match: bots, games, status ``pending`` / ``running`` /
+``done`` / ``failed``), ``games`` (one row per finished game, keyed by its canonical index),
+``faults`` (one row per fault), ``logs`` (each bot's truncated output per match), ``failures``
+(why a ``failed`` match failed: on a Dask cluster, a match that kept killing its workers; a
+rerun plays it again). Each game
 is committed as soon as it is written, so a kill at any moment leaves the database consistent:
 at worst a match is ``running`` with some of its games, and :meth:`Store.start_match` clears
 them before the match is played again.
@@ -14,6 +15,7 @@ Only the referee's parent process writes; readers (``publish``) may read while i
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -31,6 +33,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "DB_NAME",
     "StoreError",
+    "DamagedStoreError",
+    "database_error",
     "Store",
     "StoredGame",
     "BotAggregate",
@@ -91,6 +95,22 @@ CREATE TABLE IF NOT EXISTS failures (
 
 class StoreError(Exception):
     """A database that does not belong to this tournament, or of another schema version."""
+
+
+class DamagedStoreError(StoreError):
+    """A database file SQLite cannot read: truncated, overwritten, not a database."""
+
+
+def database_error(path: str | os.PathLike[str], error: sqlite3.Error) -> Exception:
+    """What a SQLite error on the database at ``path`` means for the organiser: a full disk
+    (an ``OSError`` with ``ENOSPC``: stop, free space, resume) or a damaged file."""
+    text = str(error)
+    if "full" in text:
+        return OSError(errno.ENOSPC, f"no space left for {path} ({text})")
+    return DamagedStoreError(
+        f"{path} is damaged ({text}). Restore it from a backup, or move it away to start the "
+        "tournament over (its games are then lost; --fresh does the same)"
+    )
 
 
 @attrs.frozen
@@ -179,13 +199,18 @@ class Store:
         if not create and not path.exists():
             raise StoreError(f"{folder}: no tournament database ({DB_NAME}) there")
         folder.mkdir(parents=True, exist_ok=True)
+        if not path.exists():  # private to the referee's user: it holds every game's seed
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-        connection.row_factory = sqlite3.Row
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        connection.execute("PRAGMA foreign_keys=ON")
-        connection.executescript(_SCHEMA)
-        version = connection.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        try:
+            version = cls._prepare(connection)
+            if create:  # the referee's own open, once per run: read every page once
+                (result,) = connection.execute("PRAGMA quick_check").fetchone()
+                if result != "ok":
+                    raise sqlite3.DatabaseError(f"integrity check: {result}")
+        except sqlite3.DatabaseError as error:
+            connection.close()
+            raise database_error(path, error) from None
         if version is None:
             connection.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
@@ -196,6 +221,15 @@ class Store:
                 f"{path}: schema version {version[0]}, this referee reads {SCHEMA_VERSION}"
             )
         return cls(connection, path)
+
+    @staticmethod
+    def _prepare(connection: sqlite3.Connection) -> Any:
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.executescript(_SCHEMA)
+        return connection.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
 
     def close(self) -> None:
         self.db.close()
@@ -220,13 +254,13 @@ class Store:
         *,
         digest: str,
         config: Mapping[str, Any],
-        seed: int,
+        secret_fingerprint: str,
         matches: Iterable[tuple[int, str, Sequence[str], int, int]],
     ) -> bool:
         """Record the tournament and its matches (index, id, bot names, first game, games).
 
         Returns True for a new tournament, False when the database already holds this one
-        (same ``digest``); raises :class:`StoreError` when it holds another.
+        (same ``digest`` and secret); raises :class:`StoreError` when it holds another.
         """
         existing = self.digest
         if existing is not None:
@@ -235,6 +269,11 @@ class Store:
                     f"{self.path} holds another tournament (config digest {existing}, "
                     f"this one is {digest})"
                 )
+            if self.meta().get("secret_fingerprint") != secret_fingerprint:
+                raise StoreError(
+                    f"{self.path} holds this tournament played from another secret: key `seed` "
+                    "was changed, added or removed since it started"
+                )
             return False
         with self.transaction():
             self.db.executemany(
@@ -242,7 +281,7 @@ class Store:
                 [
                     ("config_digest", digest),
                     ("config", json.dumps(config, sort_keys=True, default=str)),
-                    ("seed", str(seed)),
+                    ("secret_fingerprint", secret_fingerprint),
                     ("created", str(time.time())),
                 ],
             )

@@ -6,7 +6,9 @@ Worker processes play matches; the parent alone writes the database, one committ
 as it arrives, and keeps ``leaderboard.json`` up to date. Ratings are computed from the stored
 games in canonical order, so they do not depend on the number of workers or on interruptions:
 kill the referee at any moment, run the same command again, and it resumes (a match cut short is
-played again from its start) and ends with the same leaderboard as an uninterrupted run.
+played again from its start) and ends with the same leaderboard as an uninterrupted run. A
+worker that dies mid-match records the match ``failed`` (its games discarded) and is replaced;
+a rerun plays it again.
 
 ``ohseven-referee tourney --demo`` (or no file) runs the quickstart on the example bots.
 
@@ -19,12 +21,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import json
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
+import sqlite3
 import sys
 import time
 import traceback
@@ -38,7 +43,16 @@ from .config import ConfigError, TourneyConfig, demo_config, is_cluster_address,
 from .ratings import Ratings
 from .records import GameRecord, MatchResult, MatchSpec
 from .schedule import ScheduledMatch, build_schedule
-from .store import DB_NAME, Store, StoredGame, StoreError
+from .secret import (
+    SECRET_NAME,
+    SecretError,
+    create_secret,
+    fingerprint,
+    load_secret,
+    secret_from_seed,
+    short_seed_warning,
+)
+from .store import DB_NAME, DamagedStoreError, Store, StoredGame, StoreError, database_error
 
 __all__ = [
     "configure",
@@ -51,6 +65,8 @@ __all__ = [
 ]
 
 LEADERBOARD_NAME = "leaderboard.json"
+#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
+STAGING_NAME = ".bots"
 
 #: play_match's signature: (spec, *, sandbox, replay_dir, on_game) -> MatchResult.
 Runner = Callable[..., MatchResult]
@@ -106,7 +122,9 @@ def _set_parent_death_signal() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _worker(tasks: Any, results: Any, parent: int) -> None:
+def _worker(tasks: Any, results: Any, parent: int, current: Any = None, slot: int = 0) -> None:
+    """Play the matches of ``tasks``; ``current[slot]`` holds the index of the match being
+    played (-1: none), so that the parent knows which match a worker that died was playing."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C reaches the whole process group: the parent decides; a Python handler (unlike
     # SIG_IGN) is reset when the bots exec, so they keep the default behaviour.
@@ -118,6 +136,8 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
             if job is None:
                 return
             index, spec, sandbox, replay_dir, runner = job
+            if current is not None:
+                current[slot] = index
 
             def on_game(record: GameRecord, index: int = index) -> None:
                 if os.getppid() != parent:
@@ -129,13 +149,23 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
             except _Stop:
                 results.cancel_join_thread()  # the parent may be gone: never block on exit
                 return
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    results.put(("error", index, traceback.format_exc()))
+                else:  # a full disk (replays) is the organiser's to fix, then resume
+                    results.put(("nospace", index, str(error)))
+                return
             except Exception:
                 results.put(("error", index, traceback.format_exc()))
                 return
             results.put(("done", index, (result.games, dict(result.logs))))
+            if current is not None:
+                current[slot] = -1
     except _Stop:
         results.cancel_join_thread()
         return
+    finally:  # from here a SIGTERM (the pool stopping) ends the process quietly
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Pool:
@@ -143,19 +173,39 @@ class _Pool:
 
     def __init__(self, workers: int) -> None:
         context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        self.context = context
         self.tasks = context.Queue()
         self.results = context.Queue()
-        self.processes = [
-            context.Process(
-                target=_worker,
-                args=(self.tasks, self.results, os.getpid()),
-                name=f"ohseven-worker-{n}",
-                daemon=True,
-            )
-            for n in range(workers)
-        ]
-        for process in self.processes:
-            process.start()
+        self.current = context.Array("i", [-1] * workers, lock=False)
+        self.processes = [self._spawn(n) for n in range(workers)]
+
+    def _spawn(self, slot: int) -> Any:
+        process = self.context.Process(
+            target=_worker,
+            args=(self.tasks, self.results, os.getpid(), self.current, slot),
+            name=f"ohseven-worker-{slot}",
+            daemon=True,
+        )
+        process.start()
+        return process
+
+    def reap(self) -> list[tuple[int, str]]:
+        """``(match index, reason)`` of each match whose worker died playing it; every worker
+        that died is replaced, so the other matches go on."""
+        lost = []
+        for slot, process in enumerate(self.processes):
+            if process.is_alive() or process.exitcode == 0:
+                continue
+            code = process.exitcode
+            index, self.current[slot] = self.current[slot], -1
+            if index >= 0:
+                how = f"exit code {code}"
+                if code is not None and code < 0:
+                    with contextlib.suppress(ValueError):
+                        how = f"signal {signal.Signals(-code).name}"
+                lost.append((index, f"the worker process playing it died ({how})"))
+            self.processes[slot] = self._spawn(slot)
+        return lost
 
     def submit(self, job: tuple) -> None:
         self.tasks.put(job)
@@ -198,8 +248,15 @@ class Leaderboard:
     every finished game in canonical order.
     """
 
-    def __init__(self, config: TourneyConfig, total_games: int, matches_total: int = 0) -> None:
+    def __init__(
+        self,
+        config: TourneyConfig,
+        total_games: int,
+        matches_total: int = 0,
+        secret: bytes | None = None,
+    ) -> None:
         self.config = config
+        self.secret = secret  # published only once complete, and only if ``reveal_seeds``
         self.total_games = total_games
         self.matches_total = matches_total
         self.matches_done = 0
@@ -221,6 +278,17 @@ class Leaderboard:
             self.prefix.apply(self.games[self.prefix_end])
             self.prefix_end += 1
 
+    def discard(self, canonical_index: int) -> None:
+        """Forget a game (its match failed); the ratings are recomputed when they included it."""
+        if self.games.pop(canonical_index, None) is None:
+            return
+        if canonical_index < self.prefix_end:
+            self.prefix = self._fresh()
+            self.prefix_end = 0
+            while self.prefix_end in self.games:
+                self.prefix.apply(self.games[self.prefix_end])
+                self.prefix_end += 1
+
     def ratings(self) -> Ratings:
         tail = sorted(index for index in self.games if index >= self.prefix_end)
         if not tail:
@@ -236,10 +304,17 @@ class Leaderboard:
         from .publish import Tournament, leaderboard
 
         config = self.config
+        reveal = (
+            config.reveal_seeds
+            and self.secret is not None
+            and self.total_games > 0
+            and len(self.games) == self.total_games
+        )
         tournament = Tournament(
             name=config.name,
             game=config.game,
-            seed=config.seed,
+            seed=config.seed if reveal else None,
+            secret=self.secret.hex() if reveal and self.secret is not None else None,
             config=config.document,
             bots=config.bot_names,
             games=tuple(StoredGame(index, -1, self.games[index]) for index in sorted(self.games)),
@@ -367,9 +442,55 @@ def _lock(directory: Path):
         handle.close()
 
 
+def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
+    """The configuration with its bots running from copies under ``output/.bots`` (see
+    ``staging``); the copies must hold what the configuration's digest was computed from."""
+    from .staging import StagingError, referee_paths, stage
+
+    try:
+        bots = stage(
+            [bot.spec for bot in config.bots],
+            str(output / STAGING_NAME),
+            private=referee_paths(str(output), config.source),
+            expected=dict(config.bot_digests),
+            keep=True,
+        )
+    except StagingError as error:
+        raise TourneyError(str(error)) from None
+    entries = tuple(attrs.evolve(e, spec=b) for e, b in zip(config.bots, bots, strict=True))
+    return attrs.evolve(config, bots=entries)
+
+
 def _remove_store(directory: Path) -> None:
-    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LEADERBOARD_NAME):
+    """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
+    replay and replay data (a new tournament in the same folder must not show the old games)."""
+    from .publish import REPLAY_DATA
+
+    names = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SECRET_NAME, LEADERBOARD_NAME)
+    for name in (*names, "leaderboard.csv", "leaderboard.md"):
         (directory / name).unlink(missing_ok=True)
+    for folder in ("replays", REPLAY_DATA):
+        shutil.rmtree(directory / folder, ignore_errors=True)
+
+
+def tournament_secret(config: TourneyConfig, output: Path) -> bytes:
+    """The secret the tournament's deals come from: the organiser's ``seed``, else the random
+    secret kept in ``output`` (drawn with the database; a database without it cannot resume)."""
+    if config.seed is not None:
+        return secret_from_seed(config.seed)
+    try:
+        secret = load_secret(output)
+        if secret is not None:
+            return secret
+        if (output / DB_NAME).exists():
+            raise TourneyError(
+                f"{output / DB_NAME} exists but its secret {output / SECRET_NAME} is missing: "
+                "the remaining games cannot be dealt as they would have been (restore the file, "
+                "or start over with --fresh)"
+            )
+        return create_secret(output)
+    except SecretError as error:
+        raise TourneyError(str(error)) from None
 
 
 def run_tournament(
@@ -391,19 +512,24 @@ def run_tournament(
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
+    from .match import raise_fd_limit
+
+    raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
-    schedule = build_schedule(config)
-    total_games = sum(match.games for match in schedule)
     with _lock(output):
+        config = _staged(config, output)
         if fresh:
             _remove_store(output)
+        secret = tournament_secret(config, output)
+        schedule = build_schedule(config, secret)
+        total_games = sum(match.games for match in schedule)
         with Store.open(output) as store:
             store.setup(
                 digest=config.digest,
                 config=config.document,
-                seed=config.seed,
+                secret_fingerprint=fingerprint(secret),
                 matches=[
                     (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in schedule
                 ],
@@ -411,7 +537,7 @@ def run_tournament(
             pending = store.unfinished_matches()
             for index in pending:  # a match cut short is played again from its start
                 store.start_match(index)
-            board = Leaderboard(config, total_games, len(schedule))
+            board = Leaderboard(config, total_games, len(schedule), secret)
             board.matches_done = sum(
                 1 for status in store.match_status().values() if status == "done"
             )
@@ -432,8 +558,9 @@ def run_tournament(
             if sandbox is None and runner is None:
                 sandbox = sandbox_config(config)
             replay_dir = str(output / "replays") if config.replays else None
-            if replay_dir is not None:
+            if replay_dir is not None:  # the raw replays name their seeds: private
                 Path(replay_dir).mkdir(parents=True, exist_ok=True)
+                os.chmod(replay_dir, 0o700)
             played, interrupted = _play(
                 config,
                 store,
@@ -524,16 +651,33 @@ def _play(
         played += 1
         display.advance(1)
 
+    def lost(index: int, reason: str) -> None:
+        """The match's worker died: it is recorded failed (a rerun retries it), its games
+        so far are discarded, and the tournament goes on."""
+        nonlocal played
+        store.fail_match(index, reason)
+        outstanding.discard(index)
+        for game in written[index]:
+            board.discard(by_index[index].first_game + game)
+        played -= len(written[index])
+        written[index] = set()
+        display.message(f"match {by_index[index].spec.match_id} failed: {reason}")
+
     try:
         with display:
             while outstanding:
                 try:
                     kind, index, payload = pool.results.get(timeout=0.25)
                 except queue.Empty:
+                    for index, reason in pool.reap() if cluster is None else ():
+                        if index in outstanding:
+                            lost(index, reason)
                     if pool.alive() < min(workers, len(outstanding)):
                         raise TourneyError(
                             "a worker process died unexpectedly; rerun the same command to resume"
                         ) from None
+                    continue
+                if index not in outstanding:  # a match already failed: its worker died
                     continue
                 if kind == "game":
                     write(index, payload)
@@ -548,6 +692,8 @@ def _play(
                     store.fail_match(index, payload)
                     outstanding.discard(index)
                     display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                elif kind == "nospace":
+                    raise OSError(errno.ENOSPC, payload)
                 elif kind == "error":
                     match = by_index[index]
                     raise TourneyError(
@@ -620,6 +766,42 @@ def _print_board(document: dict) -> None:
     Console().print(display._table(document))
 
 
+def _start_every_bot(config: TourneyConfig) -> str | None:
+    """Start each bot once, as its matches will; the refusal to print if any cannot start (so
+    that no bot is ever rated on fallback games because it never ran)."""
+    from .match import start_check
+    from .staging import StagingError, referee_paths, staged_bots
+
+    private = referee_paths(config.output, config.source)
+    try:  # from private copies of their files, as in the matches
+        specs = [bot.spec for bot in config.bots]
+        with staged_bots(specs, private=private, discover=False) as bots:
+            failures = start_check(
+                bots, sandbox=sandbox_config(config), time_control=config.time_control
+            )
+    except StagingError as error:
+        return f"{config.source}: {error}"
+    if not failures:
+        return None
+    lines = [f"{config.source}: {len(failures)} bot(s) could not start; nothing was played:"]
+    for index, bot in enumerate(config.bots):
+        if bot.name in failures:
+            why, output = failures[bot.name]
+            lines.append(f"  key `bots[{index}]` ({bot.name}): {why}")
+            tail = output.strip().splitlines()[-12:]
+            lines += [f"    | {line}" for line in tail] or ["    (it printed nothing)"]
+    return "\n".join(lines)
+
+
+def _disk_full(error: OSError, again: str) -> int:
+    print(
+        f"error: the disk is full ({error.strerror or error}). The tournament stopped cleanly: "
+        f"every finished game is in the database. Free some space and resume with: {again}",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def _warn_start_failures(output: Path) -> None:
     """Bots that did not start were played by the fallback: say so loudly, with the reason."""
     with Store.open(output, create=False) as store:
@@ -659,7 +841,24 @@ def run(args: argparse.Namespace) -> int:
             f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr
         )
         return 2
-    schedule = build_schedule(config)
+    if config.sandbox.mode != "unsandboxed":  # never fallback games for bots that cannot run
+        from .sandbox import SandboxError, check_sandbox
+
+        try:
+            check_sandbox(sandbox_config(config))
+        except SandboxError as error:
+            print(
+                f"error: {error}\n(or, for trusted bots only, set `sandbox: {{mode: unsandboxed}}` "
+                "in the configuration)",
+                file=sys.stderr,
+            )
+            return 2
+    if (refusal := _start_every_bot(config)) is not None:
+        print(refusal, file=sys.stderr)
+        return 2
+    if config.seed is not None and (warning := short_seed_warning(config.seed)):
+        print(warning, file=sys.stderr)
+    schedule = build_schedule(config, b"shape only")  # the deals do not change its shape
     total = sum(match.games for match in schedule)
     if args.check:
         print(
@@ -678,9 +877,19 @@ def run(args: argparse.Namespace) -> int:
         )
     except (TourneyError, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
-        if isinstance(error, StoreError):
+        if isinstance(error, StoreError) and not isinstance(error, DamagedStoreError):
             print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as error:
+        problem = database_error(Path(config.output) / DB_NAME, error)
+        if not isinstance(problem, OSError):
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
+        return _disk_full(problem, again)
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+        return _disk_full(error, again)
     leaderboard = Path(config.output) / LEADERBOARD_NAME
     if outcome.interrupted:
         print(

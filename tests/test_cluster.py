@@ -41,7 +41,13 @@ from ohseven.referee.records import BotSpec, MatchSpec
 from ohseven.referee.rules import Rules
 from ohseven.referee.schedule import build_schedule
 from ohseven.referee.store import Store
-from ohseven.referee.tourney import LEADERBOARD_NAME, Leaderboard, run_tournament, sandbox_config
+from ohseven.referee.tourney import (
+    LEADERBOARD_NAME,
+    STAGING_NAME,
+    Leaderboard,
+    run_tournament,
+    sandbox_config,
+)
 
 DASK = shutil.which("dask", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 HERE = Path(__file__).resolve().parent
@@ -317,7 +323,9 @@ class TestSameLeaderboard:
         config = load_config(path)
         outcome = run_tournament(config, cluster=cluster.address)
         assert outcome.leaderboard == local
-        digest, _ = bundle_directory(tmp_path / "dask" / "bots")
+        # what is shipped is the bot's staged copy (its own files: see ``staging``)
+        staged = next(Path(config.output, STAGING_NAME).glob("*/*/low.py")).parent
+        digest, _ = bundle_directory(staged)
         assert (cluster.cache / digest / "low.py").is_file()
         with Store.open(config.output, create=False) as store:
             log = store.logs(0)["low"]
@@ -412,7 +420,7 @@ class TestLostResults:
                 pass
 
         config = load_config(write_tournament(tmp_path))
-        match = build_schedule(config)[0]
+        match = build_schedule(config, b"test secret")[0]
         job = (match.index, match.spec, sandbox_config(config), None, play_match)
         pool = ClusterPool(cluster.address)
         try:
@@ -438,7 +446,7 @@ class TestClusterErrors:
         bare = LoopbackCluster(tmp_path)
         try:
             config = load_config(write_tournament(tmp_path))
-            match = build_schedule(config)[0]
+            match = build_schedule(config, b"test secret")[0]
             pool = ClusterPool(bare.address, slot_patience=0.5)
             try:
                 pool.submit((match.index, match.spec, None, None, play_match))

@@ -77,7 +77,8 @@ class TestValid:
         assert config.bot_names == ("a", "b", "c", "d")
         assert config.bots[0].spec.command == (sys.executable, str(folder / "bots" / "a.py"))
         assert config.bots[0].spec.directory == str(folder / "bots")
-        assert config.bots[1].spec.command == ("python3", "-u", "bots/b.py", "--fast")
+        script = str(folder / "bots" / "b.py")  # relative to the config, wherever we run from
+        assert config.bots[1].spec.command == ("python3", "-u", script, "--fast")
         assert config.bots[1].limits == (("memory_mb", 512),)
         assert config.bots[1].spec.limits == (("memory_mb", 512),)  # reaches the match
         assert config.bots[2].spec.command[-3:] == (
@@ -103,7 +104,8 @@ class TestValid:
         assert config.workers == (os.cpu_count() or 1)
         assert config.schedule.type == "round-robin" and config.schedule.repeats == 1
         assert config.time_control == TimeControl()
-        assert config.sandbox.mode == "bwrap" and config.seed == 0 and not config.replays
+        assert config.sandbox.mode == "bwrap" and config.seed is None and not config.replays
+        assert config.schedule.deals == "independent" and not config.reveal_seeds
         assert config.ratings.fault_ranks_last is True
 
     def test_cpus_and_ponder(self, folder: Path) -> None:
@@ -141,10 +143,14 @@ class TestValid:
         assert any("key `bots[0].ponder`: expected true or false" in e for e in errors)
 
     def test_digest_ignores_workers_and_output(self, folder: Path) -> None:
-        """The digest changes with what decides results, not with workers or output."""
+        """The digest changes with what decides results, not with workers, output or the seed
+        (checked apart by the store, so that a published digest cannot be searched for it)."""
         base = load(folder, GOOD).digest
         assert load(folder, GOOD + "workers: 3\noutput: elsewhere\n").digest == base
-        assert load(folder, GOOD.replace("seed: 42", "seed: 43")).digest != base
+        assert load(folder, GOOD.replace("seed: 42", "seed: 43")).digest == base
+        assert load(folder, GOOD + "reveal_seeds: true\n").digest == base
+        duplicate = GOOD.replace("games_per_table: 3}", "games_per_table: 3, deals: duplicate}")
+        assert load(folder, duplicate).digest != base
         (folder / "bots" / "a.py").write_text("print('changed')\n")
         assert load(folder, GOOD).digest != base
 
@@ -260,3 +266,62 @@ class TestErrors:
                 assert f"h.yaml:{line}: key `{key}`: unknown key" in str(error)
         else:
             pytest.fail("a config without bots was accepted")
+
+
+MINIMAL = (
+    "name: x\ngame: oh-seven\ntable_size: 2\nbots:\n"
+    "  - {name: a, file: bots/a.py}\n  - {name: b, file: bots/b.py}\n"
+)
+
+
+class TestPlayableBounds:
+    """A configuration that validates can be played: no overflow, no endless schedule."""
+
+    @pytest.mark.parametrize(
+        ("extra", "key"),
+        [
+            ("time_control: {move_seconds: .inf}\n", "time_control.move_seconds"),
+            ("time_control: {move_seconds: 1.0e+300}\n", "time_control.move_seconds"),
+            ("time_control: {bank_seconds: 1.0e+300}\n", "time_control.bank_seconds"),
+            ("time_control: {start_seconds: .nan}\n", "time_control.start_seconds"),
+            ("schedule: {repeats: 1000000000}\n", "schedule.repeats"),
+            ("schedule: {games_per_table: 1000000000}\n", "schedule.games_per_table"),
+            ("schedule: {repeats: 9000, games_per_table: 9000}\n", "schedule"),
+        ],
+    )
+    def test_out_of_range_values_are_errors(self, folder: Path, extra: str, key: str) -> None:
+        """Infinite or huge clocks and schedules are refused at their key."""
+        errors = errors_of(folder, MINIMAL + extra)
+        assert len(errors) == 1 and f"key `{key}`" in errors[0], errors
+
+    def test_an_alias_bomb_is_refused_at_once(self, folder: Path) -> None:
+        """A 9x9 YAML alias bomb is an error about aliases, not a hang."""
+        bomb = "a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(
+            f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
+            for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+        )
+        errors = errors_of(folder, MINIMAL + bomb)
+        assert any("aliases" in error for error in errors)
+
+    def test_an_output_that_is_a_file_is_an_error(self, folder: Path) -> None:
+        """`output:` naming an existing file: an error at the key, not a FileExistsError."""
+        (folder / "taken").write_text("x")
+        errors = errors_of(folder, MINIMAL + "output: taken\n")
+        assert len(errors) == 1 and "key `output`" in errors[0] and "not a folder" in errors[0]
+
+    def test_command_paths_do_not_depend_on_the_working_directory(
+        self, folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Every word of `command` naming a file next to the config is made absolute, and a
+        `.py` script given with arguments runs with the referee's Python."""
+        monkeypatch.chdir("/")
+        config = load(
+            folder,
+            MINIMAL.replace("file: bots/b.py", 'command: "bots/b.py --trace out.txt"'),
+        )
+        assert config.bots[1].spec.command == (
+            sys.executable,
+            str(folder / "bots" / "b.py"),
+            "--trace",
+            "out.txt",
+        )

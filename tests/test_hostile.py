@@ -205,10 +205,11 @@ class TestResources:
 
 class TestEscape:
     def test_impostor(self, tmp_path):
-        """Hellos on a second connection, guessed secrets or its own, are all refused."""
+        """A second connection after the hello cannot even be opened: the endpoint is gone."""
         outcome = play(tmp_path, "impostor")
         assert outcome.statuses() == []
-        assert outcome.reports("impostor") == ["error"], outcome.hostile_log
+        assert outcome.reports("impostor_refused") == ["ENOENT"], outcome.hostile_log
+        assert outcome.reports("impostor") == []
         listed = outcome.reports("listed")
         assert (
             listed == [] or len(ast.literal_eval(listed[0])) == 1

@@ -56,6 +56,18 @@ class TestJson:
         ]
         assert strip[0] == strip[1]
 
+    def test_without_a_seed_a_random_one_is_drawn_and_printed(self):
+        """No --seed: a random 128-bit seed, printed on stderr and in the JSON, that replays
+        the same deals when given back."""
+        args = ["--json", "--games", "2", "--sandbox", "unsandboxed", BOT, BOT]
+        first, second = referee(*args), referee(*args)
+        seeds = [json.loads(run.stdout)["seed"] for run in (first, second)]
+        assert seeds[0] != seeds[1] and all(seed.bit_length() == 128 for seed in seeds)
+        assert f"--seed {seeds[0]}" in first.stderr
+        again = referee("--seed", str(seeds[0]), *args)
+        deals = [[g["seed"] for g in json.loads(run.stdout)["games"]] for run in (first, again)]
+        assert deals[0] == deals[1]
+
 
 class TestTable:
     def test_table(self):
@@ -100,6 +112,11 @@ class TestHelpers:
         assert [s.name for s in specs] == ["match", "match#2", "match#3"]
         assert specs[0].command == (sys.executable, os.path.abspath(BOT))
         assert specs[2].command == (sys.executable, BOT, "crash")
+
+    def test_a_script_with_arguments_runs_with_our_python(self):
+        """A quoted `.py` bot with arguments runs with the referee's Python, not its shebang."""
+        (spec,) = bot_specs([f"{BOT} crash 5"])
+        assert spec.command == (sys.executable, os.path.abspath(BOT), "crash", "5")
 
     def test_seatings_rotate(self):
         """In game g seat s holds bot (s + g) mod n."""

@@ -49,6 +49,7 @@ from ohseven.referee.ratings import rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
 from ohseven.referee.rules import new_game
+from ohseven.referee.secret import derive_seed
 from ohseven.referee.stats import game_statistics
 from ohseven.referee.store import Store
 
@@ -70,6 +71,8 @@ def build_tournament(
     seed: int = 5,
     unfinished: int = 0,
     replays: bool = True,
+    reveal_seeds: bool = False,
+    game_seed=None,
 ) -> Path:
     """A round-robin of ``BOTS`` at tables of ``table``; the last ``unfinished`` matches are
     scheduled but not played. ``FAULTY`` times out in the first game of each of its matches."""
@@ -87,15 +90,17 @@ def build_tournament(
         "bots": [{"name": name} for name in BOTS],
         "schedule": {"type": "round-robin", "games_per_table": games_per_match},
         "seed": seed,
+        "reveal_seeds": reveal_seeds,
     }
     with Store.open(out) as store:
-        store.setup(digest="d", config=config, seed=seed, matches=matches)
+        store.setup(digest="d", config=config, secret_fingerprint="f", matches=matches)
         for index, match_id, seats, first, count in matches[: len(matches) - unfinished]:
             store.start_match(index)
             for g in range(count):
                 order = list(seats)
                 rng.shuffle(order)
-                played = play(game, table, seed * 1000 + index * 10 + g)
+                deal = seed * 1000 + index * 10 + g if game_seed is None else game_seed(index, g)
+                played = play(game, table, deal)
                 faults = ()
                 if FAULTY in order and g == 0:
                     faults = (Fault(order.index(FAULTY), FaultStatus.TIMEOUT, "no reply in 1 s"),)
@@ -269,10 +274,12 @@ class TestLeaderboard:
         assert next(r for r in board["bots"] if r["name"] == FAULTY)["faults_total"] > 0
 
     def test_header_and_progress(self, tourney: Path) -> None:
-        """The document names its format and version, the tournament, its seed and progress."""
+        """The document names its format and version, the tournament and its progress; no seed
+        while it runs."""
         board = leaderboard(load_tournament(tourney))
         assert (board["format"], board["version"]) == (LEADERBOARD_FORMAT, LEADERBOARD_VERSION)
-        assert (board["tournament"], board["game"], board["seed"]) == ("test cup", "oh-seven", 5)
+        assert (board["tournament"], board["game"]) == ("test cup", "oh-seven")
+        assert board["seed"] is None and board["secret"] is None
         assert (board["matches_done"], board["matches_total"]) == (3, 4)
         assert (board["games_played"], board["games_total"]) == (9, 12)
         assert board["complete"] is False
@@ -463,3 +470,48 @@ class TestCommandLine:
         )
         assert done.returncode == 1
         assert "no tournament database" in done.stderr and "Traceback" not in done.stderr
+
+
+def _published_text(out: Path) -> str:
+    return "\n".join(
+        path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(out.rglob("*"))
+        if path.is_file()
+        and path.suffix in (".json", ".js", ".html", ".csv", ".md")
+        and "replays" not in path.relative_to(out).parts[:1]
+    )
+
+
+class TestSecrecy:
+    @staticmethod
+    def big_seed(index: int, game: int) -> int:
+        return derive_seed(b"test", index, game)
+
+    def test_nothing_published_while_running_names_a_seed(self, tmp_path: Path) -> None:
+        """While games remain, no published file (board, CSV/MD, site, replay data) holds the
+        seed of any game, even with reveal_seeds."""
+        out = build_tournament(
+            tmp_path / "cup", unfinished=1, reveal_seeds=True, game_seed=self.big_seed
+        )
+        publish(out)
+        text = _published_text(out)
+        seeds = [str(stored.record.seed) for stored in load_tournament(out).games]
+        assert seeds and all(len(seed) > 12 for seed in seeds)
+        assert [seed for seed in seeds if seed in text] == []
+
+    def test_a_finished_tournament_reveals_only_if_asked(self, tmp_path: Path) -> None:
+        """Complete: the seeds stay unpublished unless `reveal_seeds`; then the secret and every
+        game's seed are published for anyone to verify the deals."""
+        for reveal in (False, True):
+            out = build_tournament(
+                tmp_path / f"cup{reveal}", reveal_seeds=reveal, game_seed=self.big_seed
+            )
+            publish(out)
+            board = json.loads((out / "leaderboard.json").read_text())
+            seeds = [str(stored.record.seed) for stored in load_tournament(out).games]
+            text = _published_text(out)
+            assert board["complete"] is True
+            assert (board["seed"], board["secret"] is not None) == (
+                (5, True) if reveal else (None, False)
+            )
+            assert all((seed in text) is reveal for seed in seeds)

@@ -264,11 +264,12 @@ class TestIsolation:
         assert results(bot, "read") == [f"{dirs['sock']}/secret.txt 'secret of sock'"]
 
     def test_cannot_write_outside_scratch(self, run, dirs):
-        """Writes anywhere but the scratch directory (and the socket directory) fail."""
+        """Writes anywhere but the scratch directory (the socket directory included) fail."""
         targets = ["/x", "/usr/x", "/etc/x", os.path.join(BOTS, "x"), sys.prefix + "/x"]
-        bot = run("write", *targets, "/tmp/ok", os.path.join(dirs["sock"], "ok"))
+        targets.append(os.path.join(dirs["sock"], "x"))
+        bot = run("write", *targets, "/tmp/ok")
         assert bot.wait(10) == 0, bot.log()
-        assert sorted(results(bot, "wrote")) == sorted(["/tmp/ok", f"{dirs['sock']}/ok"])
+        assert sorted(results(bot, "wrote")) == ["/tmp/ok"]
         assert len(results(bot, "denied")) == len(targets)
         assert not os.path.exists(os.path.join(BOTS, "x"))
 
@@ -323,6 +324,60 @@ class TestSeccomp:
     def test_unknown_machine(self):
         """No filter is offered for a machine whose syscall numbers are not known."""
         assert seccomp_program("s390x") is None
+
+
+class TestCovertChannels:
+    """Two bots in two sandboxes (other uids, namespaces) share read-only files such as the
+    probe's own script; nothing done to such a file may carry a bit from one to the other."""
+
+    @pytest.mark.parametrize("kind", ["flock", "fcntl", "ofd"])
+    def test_no_bit_through_a_lock(self, run, kind):
+        """A lock held on a shared file by one bot is invisible to the other: locks fail."""
+        sender = run("lock_hold", kind, PROBE)
+        assert wait_for(sender, "holding") or results(sender, "hold_failed"), sender.log()
+        receiver = run("lock_probe", kind, PROBE)
+        assert receiver.wait(10) == 0, receiver.log()
+        assert results(receiver, "seen") == [], receiver.log()
+        assert results(receiver, "probe_failed") == ["ENOLCK"], receiver.log()
+        assert results(sender, "hold_failed") == ["ENOLCK"], sender.log()
+
+    def test_no_bit_through_inotify(self, run):
+        """A bot cannot watch a shared file for the other bot's accesses."""
+        watcher = run("inotify_watch", PROBE, "3")
+        assert wait_for(watcher, "watching") or results(watcher, "watch_failed"), watcher.log()
+        toucher = run("file_touch", PROBE, "1")
+        assert watcher.wait(10) == 0 and toucher.wait(10) == 0, watcher.log() + toucher.log()
+        assert results(watcher, "events") == [], watcher.log()
+        assert results(watcher, "watch_failed") == ["ENOSYS"], watcher.log()
+
+    def test_no_leases_or_dnotify(self, run):
+        """Leases (a signal when another process opens the file) and dnotify are refused."""
+        bot = run("lease_notify", PROBE)
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "lease") == ["ENOLCK"], bot.log()
+        assert results(bot, "getlease") == ["ENOLCK"], bot.log()
+        assert results(bot, "notify") == ["EINVAL"], bot.log()
+
+    def test_no_machine_wide_file_counts(self, run):
+        """/proc/sys/fs (open files, inodes, dentries of the whole machine) is hidden."""
+        bot = run("read", "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr")
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "read") == [], bot.log()
+        assert len(results(bot, "denied")) == 2, bot.log()
+
+    @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+    def test_filter_covers_each_lock_command(self, machine):
+        """The filter names fcntl's lock, lease and notify commands and every signalling
+        syscall of the machine's table."""
+        from ohseven.referee.sandbox import _FCNTL_DENIED, _SYSCALLS
+
+        program = seccomp_program(machine)
+        assert program is not None
+        words = {
+            int.from_bytes(program[i + 4 : i + 8], sys.byteorder) for i in range(0, len(program), 8)
+        }
+        assert set(_FCNTL_DENIED) <= words
+        assert set(_SYSCALLS[machine][4].values()) <= words
 
 
 class TestLimits:

@@ -1,4 +1,5 @@
-"""The schedule: every table, every seat, duplicate deals, canonical order, determinism."""
+"""The schedule: every table, every seat, deals of their own or duplicated, canonical order,
+determinism from the secret and the bots' names."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from hypothesis import strategies as st
 from ohseven.referee.config import load_config_text
 from ohseven.referee.schedule import build_schedule, schedule_size
 
+SECRET = b"s" * 32
 
-def config_of(tmp: Path, bots: int, sizes: list[int], **schedule):
+
+def config_of(tmp: Path, bots: int, sizes: list[int], order=None, **schedule):
     (tmp / "b.py").write_text("")
     lines = [
         "name: s",
         "game: oh-seven",
         f"table_size: {sizes}",
         "bots:",
-        *(f"  - {{name: b{i}, file: b.py}}" for i in range(bots)),
+        *(f"  - {{name: b{i}, file: b.py}}" for i in (order or range(bots))),
         f"schedule: {dict(schedule) or {}}".replace("'", ""),
         "seed: 5",
     ]
@@ -40,7 +43,7 @@ class TestRoundRobin:
         size = min(size, bots)
         tmp = tmp_path_factory.mktemp("rr")
         config = config_of(tmp, bots, [size], games_per_table=games, repeats=repeats)
-        schedule = build_schedule(config)
+        schedule = build_schedule(config, SECRET)
         assert len(schedule) == math.comb(bots, size) * repeats
         assert schedule_size(config)[1] == len(schedule) * size * games
         for match in schedule:
@@ -53,34 +56,52 @@ class TestRoundRobin:
         assert set(tables.values()) == {repeats}
         assert len(tables) == math.comb(bots, size)
 
-    def test_rotations_replay_the_same_deal(self, tmp_path: Path) -> None:
-        """The k rotations of a deal share its seed; different deals have different seeds."""
-        config = config_of(tmp_path, 4, [3], games_per_table=2)
-        for match in build_schedule(config):
-            seeds = match.spec.seeds
-            assert seeds[:3] == (seeds[0],) * 3 and seeds[3:] == (seeds[3],) * 3
-            assert seeds[0] != seeds[3]
+    def test_duplicate_rotations_replay_the_same_deal(self, tmp_path: Path) -> None:
+        """Duplicate deals: the table's deals are replayed in each of its k rotations, and no two
+        tables share a deal."""
+        config = config_of(tmp_path, 4, [3], games_per_table=2, deals="duplicate")
+        tables = []
+        for match in build_schedule(config, SECRET):
+            seeds, seatings = match.spec.seeds, match.spec.seatings
+            assert seeds[0] != seeds[1] and seeds == seeds[:2] * 3  # both deals, each rotation
+            assert seatings[0] == seatings[1] and len(set(seatings[::2])) == 3
+            tables.append(set(seeds))
+        assert len(set().union(*tables)) == sum(len(t) for t in tables)
+
+    def test_independent_deals_never_repeat(self, tmp_path: Path) -> None:
+        """Independent deals (the default): every game of the tournament has a deal of its own."""
+        config = config_of(tmp_path, 5, [2, 3], games_per_table=3, repeats=2)
+        assert config.schedule.deals == "independent"
+        seeds = [seed for match in build_schedule(config, SECRET) for seed in match.spec.seeds]
+        assert len(seeds) == len(set(seeds)) == schedule_size(config)[1]
 
     def test_canonical_indices_are_consecutive(self, tmp_path: Path) -> None:
         """Each match's games follow the previous match's, from 0, without gaps."""
         config = config_of(tmp_path, 5, [2, 3], games_per_table=2, repeats=2)
-        schedule = build_schedule(config)
+        schedule = build_schedule(config, SECRET)
         expected = 0
         for index, match in enumerate(schedule):
             assert match.index == index and match.first_game == expected
             expected += match.games
         assert len({m.spec.match_id for m in schedule}) == len(schedule)
 
-    def test_deterministic_and_seed_dependent(self, tmp_path: Path) -> None:
-        """The same config gives the same schedule; another seed, other deals."""
+    def test_deterministic_and_secret_dependent(self, tmp_path: Path) -> None:
+        """The same config and secret give the same schedule; another secret, other deals."""
         config = config_of(tmp_path, 4, [3])
-        assert build_schedule(config) == build_schedule(config)
-        reseeded = load_config_text(
-            "name: s\ngame: oh-seven\ntable_size: 3\nseed: 6\nbots:\n"
-            + "".join(f"  - {{name: b{i}, file: b.py}}\n" for i in range(4)),
-            base_dir=tmp_path,
-        )
-        assert build_schedule(config)[0].spec.seeds != build_schedule(reseeded)[0].spec.seeds
+        assert build_schedule(config, SECRET) == build_schedule(config, SECRET)
+        other = build_schedule(config, b"t" * 32)
+        assert build_schedule(config, SECRET)[0].spec.seeds != other[0].spec.seeds
+        assert [m.bot_names for m in other] == [m.bot_names for m in build_schedule(config, SECRET)]
+
+    def test_the_order_of_the_bots_in_the_config_changes_nothing(self, tmp_path: Path) -> None:
+        """Tables, seats and deals follow from the bots' names, not from their order."""
+        for deals in ("independent", "duplicate"):
+            listed = config_of(tmp_path, 5, [2, 3], deals=deals, games_per_table=2)
+            shuffled = config_of(
+                tmp_path, 5, [2, 3], order=[3, 0, 4, 2, 1], deals=deals, games_per_table=2
+            )
+            assert listed.bot_names != shuffled.bot_names
+            assert build_schedule(listed, SECRET) == build_schedule(shuffled, SECRET)
 
 
 class TestGauntlet:
@@ -89,7 +110,7 @@ class TestGauntlet:
         config = config_of(
             tmp_path, 5, [3], type="gauntlet", candidates=["b0", "b1"], games_per_table=1
         )
-        schedule = build_schedule(config)
+        schedule = build_schedule(config, SECRET)
         field = ["b2", "b3", "b4"]
         expected = {
             (candidate, *others)

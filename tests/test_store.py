@@ -31,24 +31,35 @@ def game(match: str, index: int, seats, totals, faults=(), stats=None) -> GameRe
 @pytest.fixture
 def store(tmp_path: Path):
     with Store.open(tmp_path) as opened:
-        assert opened.setup(digest="abc", config={"name": "t"}, seed=1, matches=MATCHES)
+        assert opened.setup(
+            digest="abc", config={"name": "t"}, secret_fingerprint="f1", matches=MATCHES
+        )
         yield opened
 
 
 class TestTournament:
     def test_wal_and_meta(self, store: Store, tmp_path: Path) -> None:
-        """The file is in WAL mode and holds the config, its digest, seed and schema version."""
+        """The file is in WAL mode and holds the config, its digest, the secret's fingerprint and
+        schema version."""
         db = sqlite3.connect(tmp_path / DB_NAME)
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = store.meta()
-        assert meta["config_digest"] == "abc" and meta["seed"] == "1"
+        assert meta["config_digest"] == "abc" and meta["secret_fingerprint"] == "f1"
+        assert (store.path.stat().st_mode & 0o777) == 0o600  # it names every game's seed
         assert meta["schema_version"] == "1" and '"name": "t"' in meta["config"]
 
     def test_same_digest_resumes_other_digest_is_refused(self, store: Store) -> None:
         """setup again with the same digest is a resume; another digest raises StoreError."""
-        assert store.setup(digest="abc", config={}, seed=1, matches=MATCHES) is False
+        assert (
+            store.setup(digest="abc", config={}, secret_fingerprint="f1", matches=MATCHES) is False
+        )
         with pytest.raises(StoreError, match="another tournament"):
-            store.setup(digest="xyz", config={}, seed=1, matches=MATCHES)
+            store.setup(digest="xyz", config={}, secret_fingerprint="f1", matches=MATCHES)
+
+    def test_another_secret_is_refused(self, store: Store) -> None:
+        """The same tournament from another secret (a changed `seed`) is refused by name."""
+        with pytest.raises(StoreError, match="key `seed`"):
+            store.setup(digest="abc", config={}, secret_fingerprint="f2", matches=MATCHES)
 
     def test_open_without_create(self, tmp_path: Path) -> None:
         """Opening a folder without a database for reading raises StoreError."""

@@ -184,6 +184,34 @@ class TestResume:
             assert set(store.match_status().values()) == {"done"}
             assert store.game_count() == reference["games_total"]
 
+    @pytest.mark.timeout(240)
+    def test_resume_reuses_the_random_secret(self, tmp_path: Path) -> None:
+        """Without `seed:`, a kill and a resume deal the rest from the secret drawn at the start
+        (the run ends as one that was given the same secret file); a database whose secret is
+        gone is refused."""
+        runs = {}
+        for name in ("ref", "killed"):
+            (tmp_path / name).mkdir()
+            runs[name] = write_tournament(tmp_path / name, size=2, games=4)
+            runs[name].write_text(runs[name].read_text().replace("seed: 3\n", ""))
+        code, _, err = finish(referee(str(runs["ref"]), "--quiet"))
+        assert code == 0, err
+        reference = board(tmp_path / "ref" / "out")
+        (tmp_path / "killed" / "out").mkdir()
+        shutil.copy(tmp_path / "ref" / "out" / "secret.key", tmp_path / "killed" / "out")
+        process = referee(str(runs["killed"]), "--quiet")
+        while process.poll() is None and stored_games(tmp_path / "killed" / "out") < 3:
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        assert 0 < stored_games(tmp_path / "killed" / "out") < reference["games_total"]
+        code, _, err = finish(referee(str(runs["killed"]), "--quiet"))
+        assert code == 0, err
+        assert board(tmp_path / "killed" / "out") == reference
+        (tmp_path / "killed" / "out" / "secret.key").unlink()
+        code, _, err = finish(referee(str(runs["killed"]), "--quiet"))
+        assert code == 1 and "secret.key is missing" in err
+
     def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(self, tmp_path: Path) -> None:
         """SIGINT: exit 130, a consistent database, a resume hint; the rerun completes."""
         config = write_tournament(tmp_path, games=40)
@@ -215,14 +243,19 @@ class TestCommandLine:
         assert "Traceback" not in err
         assert not (tmp_path / "out").exists()
 
-    def test_a_bot_that_never_starts_is_named_with_the_reason(self, tmp_path: Path) -> None:
-        """A bot that exits at once: the run completes and a warning names it and says why."""
+    @pytest.mark.parametrize("check", [False, True])
+    def test_a_bot_that_cannot_start_is_refused_with_its_output(
+        self, tmp_path: Path, check: bool
+    ) -> None:
+        """A bot that exits at once: run and --check refuse (exit 2) before playing anything,
+        naming its key, the reason and its own last output; nothing is rated on fallbacks."""
         config = write_tournament(tmp_path, size=4)
         (tmp_path / "high.py").write_text("import sys\nsys.exit('no luck today')\n")
-        code, _, err = finish(referee(str(config), "--quiet"))
-        assert code == 0, err
-        assert "warning: bot high did not start in 4 game(s)" in err  # 4 rotations
-        assert "exited with code 1 before hello" in err
+        code, _, err = finish(referee(str(config), "--check" if check else "--quiet"))
+        assert code == 2, err
+        assert "key `bots[1]` (high): exited with code 1 before hello" in err
+        assert "| no luck today" in err and "Traceback" not in err
+        assert not (tmp_path / "out" / "tournament.sqlite").exists()
 
     def test_other_tournament_in_the_output_is_refused(self, tmp_path: Path) -> None:
         """A changed config over an existing database: a clear error, --fresh overrides it."""
@@ -230,7 +263,7 @@ class TestCommandLine:
         assert finish(referee(str(config), "--quiet"))[0] == 0
         config.write_text(config.read_text().replace("seed: 3", "seed: 4"))
         code, _, err = finish(referee(str(config), "--quiet"))
-        assert code == 1 and "holds another tournament" in err and "--fresh" in err
+        assert code == 1 and "another secret: key `seed`" in err and "--fresh" in err
         code, _, err = finish(referee(str(config), "--quiet", "--fresh"))
         assert code == 0, err
 
@@ -239,12 +272,183 @@ class TestCommandLine:
         config = write_tournament(tmp_path, size=2, games=4)
         code, out, err = finish(referee(str(config), "--check"))
         assert code == 0, err
-        matches = len(build_schedule(load_config(config)))
+        matches = len(build_schedule(load_config(config), b"any secret"))
         assert f"{matches} matches, {matches * 8} games" in out
         assert not (tmp_path / "out").exists()
+
+    def test_refused_without_bubblewrap(self, tmp_path: Path) -> None:
+        """The default sandbox without bwrap: an error (even for --check), no game played."""
+        config = write_tournament(tmp_path)
+        config.write_text(config.read_text().replace("mode: unsandboxed", "mode: bwrap"))
+        empty = tmp_path / "empty-path"
+        empty.mkdir()
+        for extra in (("--check",), ("--quiet",)):
+            process = referee(str(config), *extra, env={**os.environ, "PATH": str(empty)})
+            code, _, err = finish(process)
+            assert code == 2 and "not found" in err and "unsandboxed" in err, err
+        assert not (tmp_path / "out" / "tournament.sqlite").exists()
 
     def test_demo_configuration_is_valid(self, tmp_path: Path) -> None:
         """--demo --check: the embedded quickstart validates with the installed example bots."""
         code, out, err = finish(referee("--demo", "--check", cwd=tmp_path))
         assert code == 0, err
         assert "quickstart" in out
+
+
+RECORDER_CONFIG = """
+name: recorded
+game: oh-seven
+table_size: 3
+bots:
+  - {{name: rec-a, file: deal_recorder.py}}
+  - {{name: rec-b, file: deal_recorder.py}}
+  - {{name: rec-c, file: deal_recorder.py}}
+schedule: {{type: round-robin, games_per_table: 2, deals: {deals}}}
+time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
+sandbox: {{mode: bwrap}}
+output: out
+"""
+
+
+def recorded_tournament(folder: Path, deals: str) -> tuple[Path, dict[str, str], list[int]]:
+    """A tournament of three deal-recording bots in the bubblewrap sandbox: (output, each bot's
+    log, every game's seed)."""
+    shutil.copy(Path(__file__).parent / "bots" / "deal_recorder.py", folder)
+    path = folder / "t.yaml"
+    path.write_text(RECORDER_CONFIG.format(deals=deals))
+    config = load_config(path)
+    outcome = run_tournament(config, workers=1)
+    assert outcome.complete
+    output = Path(config.output)
+    with Store.open(output, create=False) as store:
+        logs = store.logs(0)
+        seeds = [stored.record.seed for stored in store.games()]
+    return output, logs, seeds
+
+
+def games_seen(log: str) -> dict[str, list[tuple]]:
+    """Each process's games (by its token), each game as the sequence of hands dealt."""
+    hands: dict[tuple[str, str], list[str]] = {}
+    for line in log.splitlines():
+        if line.startswith("HAND "):
+            _, token, game, _, cards = line.split(" ")
+            hands.setdefault((token, game), []).append(cards)
+    by_process: dict[str, list[tuple]] = {}
+    for (token, _), sequence in hands.items():
+        by_process.setdefault(token, []).append(tuple(sequence))
+    return by_process
+
+
+class TestDealIsolation:
+    """No bot process ever sees two games on the same deal, and no seed reaches a bot."""
+
+    @pytest.mark.parametrize("deals", ["independent", "duplicate"])
+    def test_a_bot_that_remembers_deals_never_sees_one_again(
+        self, tmp_path: Path, deals: str
+    ) -> None:
+        """Every process of every bot is shown each deal at most once (duplicate play renews
+        the processes between rotations), and recognises none."""
+        _, logs, seeds = recorded_tournament(tmp_path, deals)
+        assert len(seeds) == 6 and len(set(seeds)) == (6 if deals == "independent" else 2)
+        everywhere = []
+        for name, log in logs.items():
+            assert "SEEN" not in log, name
+            by_process = games_seen(log)
+            assert sum(map(len, by_process.values())) == 6, name  # it played all six games
+            for token, games in by_process.items():
+                assert len(games) == len(set(games)), (name, token)
+            everywhere += [game for games in by_process.values() for game in games]
+            processes = 1 if deals == "independent" else 3  # a fresh one for each rotation
+            assert len(by_process) == processes, name
+        # the deals really were replayed in duplicate play: to other processes only
+        assert len(set(everywhere)) == (18 if deals == "independent" else 6)
+
+    def test_no_seed_or_secret_reaches_a_bot(self, tmp_path: Path) -> None:
+        """Without `seed:` the deals come from a random secret kept private to the referee, and
+        neither it nor any game's seed is in a bot's environment or messages."""
+        output, logs, seeds = recorded_tournament(tmp_path, "independent")
+        secret_file = output / "secret.key"
+        assert secret_file.stat().st_mode & 0o777 == 0o600
+        secret = secret_file.read_text().strip()
+        assert len(bytes.fromhex(secret)) == 32
+        for name, log in logs.items():
+            numbers = {int(line.split()[1]) for line in log.splitlines() if line.startswith("BIG ")}
+            texts = [line[5:] for line in log.splitlines() if line.startswith("TEXT ")]
+            assert numbers, name  # it did report what it saw (its OHSEVEN_SEED at least)
+            assert not numbers & set(seeds), name
+            assert not [text for text in texts if secret in text or text in secret], name
+        board = json.loads((output / LEADERBOARD_NAME).read_text())
+        assert board["complete"] and board["seed"] is None and board["secret"] is None
+
+
+class TestOutputFaults:
+    """A damaged database, a full disk, a fresh start: clear words, nothing stale."""
+
+    @pytest.mark.parametrize("damage", ["truncate", "garbage"])
+    def test_a_damaged_database_is_named_with_what_to_do(self, tmp_path: Path, damage) -> None:
+        """tourney and publish on a damaged tournament.sqlite: exit 1, the file named and what
+        to do, no traceback."""
+        config = write_tournament(tmp_path, size=4, games=2)
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+        database = tmp_path / "out" / "tournament.sqlite"
+        data = database.read_bytes()
+        if damage == "truncate":
+            database.write_bytes(data[: len(data) // 2])
+        else:
+            database.write_bytes(data[:100] + b"\x13" * (len(data) - 100))
+        for command in ("tourney", "publish"):
+            target = str(config) if command == "tourney" else str(tmp_path / "out")
+            extra = ("--quiet",)
+            process = subprocess.run(
+                [sys.executable, "-m", "ohseven.referee.cli", command, target, *extra],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert process.returncode == 1, process.stderr
+            assert "Traceback" not in process.stderr, process.stderr
+            assert str(database) in process.stderr and "damaged" in process.stderr
+
+    def test_fresh_discards_the_old_replay_data(self, tmp_path: Path) -> None:
+        """--fresh with another seed over a finished tournament: the site's replay data shows
+        the new games, not the old ones."""
+        config = write_tournament(tmp_path, size=4, games=1)
+        config.write_text(config.read_text().replace("replays: false", "replays: true"))
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+        config.write_text(config.read_text().replace("seed: 3", "seed: 4"))
+        assert finish(referee(str(config), "--quiet", "--fresh"))[0] == 0
+        with Store.open(tmp_path / "out", create=False) as store:
+            totals = {
+                f"{g.record.match_id}-g{g.record.game_index}": list(g.record.totals)
+                for g in store.games()
+            }
+        data = tmp_path / "out" / "replay-data"
+        scripts = sorted(data.glob("m*.js"))
+        assert len(scripts) == len(totals)
+        for script in scripts:
+            text = script.read_text()
+            ident = script.stem
+            assert json.dumps(totals[ident], separators=(",", ":")) in text.replace(", ", ","), (
+                ident
+            )
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+    def test_a_full_disk_stops_cleanly_and_resumes(self, tmp_path: Path) -> None:
+        """Out of space under the output: exit 1 with a clear message and no traceback, the
+        database consistent; with space again the same command completes it."""
+        config = write_tournament(tmp_path, size=2, games=8, output="small/out")
+        config.write_text(config.read_text().replace("replays: false", "replays: true"))
+        small = tmp_path / "small"
+        small.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(small)], check=True)
+        try:
+            code, _, err = finish(referee(str(config), "--quiet"))
+            assert code == 1 and "disk is full" in err and "Traceback" not in err, err
+            kept = stored_games(small / "out")
+            subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+            code, _, err = finish(referee(str(config), "--quiet"))
+            assert code == 0, err
+            with Store.open(small / "out", create=False) as store:
+                assert store.game_count() == board(small / "out")["games_total"] > kept
+        finally:
+            subprocess.run(["umount", "-l", str(small)], check=False)

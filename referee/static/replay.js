@@ -190,7 +190,8 @@
     frames = expand(replay.frames);
     $("replay-title").textContent = "Game " + replay.id;
     var ranks = replay.result.ranks || [];
-    var sub = replay.game + " \u00b7 " + replay.players.length + " players \u00b7 seed " + replay.seed;
+    var sub = replay.game + " \u00b7 " + replay.players.length + " players";
+    if (replay.seed !== null && replay.seed !== undefined) sub += " \u00b7 seed " + replay.seed;
     var rules = Object.keys(replay.rules || {}).filter(function (k) { return replay.rules[k] !== false; });
     if (rules.length) sub += " \u00b7 rules: " + rules.map(function (k) { return k + "=" + replay.rules[k]; }).join(", ");
     sub += " \u00b7 result: " + replay.players.map(function (p, s) {

@@ -15,16 +15,24 @@ Modes, by when they strike:
   ``badid``, ``nomove``, ``badmove``, ``binary`` (valid msgpack of the wrong shape or types),
   ``notheld`` (a card it does not hold), ``bidrange`` (an Oh Hell bid out of range),
   ``replay`` (answers with the id of the previous request), ``unsolicited`` (a stream of moves
-  nobody asked for, and second hellos);
+  nobody asked for, and second hellos), ``lateflood`` (answers, then repeats that reply until
+  the next message comes);
 - on the first request, then plays on: ``memory`` (allocates until refused, then dies),
   ``forkbomb`` (forks until refused; the children fork too), ``bigfile`` (writes a file until
   refused, then dies), ``impostor`` (a second connection saying hello with guessed secrets
-  and its own), ``network HOST PORT`` (a TCP connection), ``steal PATH...`` (reads files),
-  ``signal PID`` (kills the referee, pid 1 and -1);
+  and its own, if it can connect at all), ``network HOST PORT`` (a TCP connection),
+  ``steal PATH...`` (reads files),
+  ``signal PID`` (kills the referee, pid 1 and -1), ``writeall`` (tries to create a file in
+  every directory it can see, its socket directory included, and to fill the ones it can);
+- ``connflood PROCESSES CONNECTIONS WHEN`` (``early``: before its hello; ``late``: on the
+  first request): that many processes each open that many connections to its endpoint and
+  hold them; the main process then plays on; ``strangers`` (before its hello, 200 frames on
+  a second connection that never says hello);
 - all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
   JSON line, to ``DIR/<OHSEVEN_NAME>.jsonl`` for the leak tests to inspect).
 """
 
+import contextlib
 import errno
 import json
 import os
@@ -101,6 +109,19 @@ def bigfile():
 
 def impostor(endpoint, secret):
     """A second connection trying guessed secrets, then our own (already used) one."""
+    parent = os.path.dirname(os.path.dirname(endpoint[len("ipc://") :]))
+    try:
+        result("listed", os.listdir(parent))
+    except OSError as error:
+        result("unlisted", errno.errorcode.get(error.errno))
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(endpoint[len("ipc://") :])
+    except OSError as error:
+        result("impostor_refused", errno.errorcode.get(error.errno))
+        return
+    finally:
+        probe.close()
     context = zmq.Context.instance()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
@@ -115,11 +136,6 @@ def impostor(endpoint, secret):
             answers.append("none")
     result("impostor", ",".join(sorted(set(answers))))
     sock.close(0)
-    parent = os.path.dirname(os.path.dirname(endpoint[len("ipc://") :]))
-    try:
-        result("listed", os.listdir(parent))
-    except OSError as error:
-        result("unlisted", errno.errorcode.get(error.errno))
 
 
 def network(host, port):
@@ -150,6 +166,96 @@ def kill(pid):
             result("kill_sent", target)
 
 
+def writeall(endpoint):
+    """Create a file and a socket in every directory in sight but /proc and /sys; fill the
+    ones that take it up to 64 MB (``writeall socketdir``: only the
+    socket directory and its parent); report what worked outside the scratch (HOME)."""
+    home = os.environ.get("HOME", "/tmp")
+    home_device = os.stat(home).st_dev
+
+    def in_scratch(folder, device):  # under HOME and on its file system (not a mount in it)
+        return device == home_device and (folder + "/").startswith(home.rstrip("/") + "/")
+
+    socket_dir = os.path.dirname(endpoint[len("ipc://") :])
+    seen, wrote, total = set(), [], 0
+    todo = [socket_dir, os.path.dirname(socket_dir)] + (["/"] if ARGS != ["socketdir"] else [])
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the file-size limit: EFBIG
+    chunk = b"x" * (1 << 20)
+    while todo:
+        folder = todo.pop()
+        if folder in seen or folder.startswith(("/proc", "/sys")):
+            continue
+        seen.add(folder)
+        try:
+            readonly = os.statvfs(folder).f_flag & os.ST_RDONLY
+            device = os.stat(folder).st_dev
+        except OSError:
+            continue
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                # below a read-only mount only another mount can be written: skip the rest
+                if entry.is_dir(follow_symlinks=False) and (
+                    not readonly or entry.stat(follow_symlinks=False).st_dev != device
+                ):
+                    todo.append(entry.path)
+        path = os.path.join(folder, f"hostile-{os.getpid()}")
+        try:
+            with open(path, "wb") as handle:
+                while total < 64 and not in_scratch(folder, device):
+                    handle.write(chunk)
+                    handle.flush()
+                    total += 1
+        except OSError:
+            pass
+        if os.path.exists(path):
+            wrote.append((folder, device))
+        try:
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(path + ".sock")
+            wrote.append((folder, device))
+            server.close()
+        except OSError:
+            pass
+    outside = [folder for folder, device in wrote if not in_scratch(folder, device)]
+    result("wrote", json.dumps(outside))
+    result("scratch", str(any(in_scratch(folder, device) for folder, device in wrote)))
+    result("filled_mb", total)
+    result("socket_dir_tried", str(socket_dir in seen))
+
+
+def connflood(endpoint, processes, connections):
+    """``processes`` processes (this one included) open ``connections`` connections each."""
+    path = endpoint[len("ipc://") :]
+    held, errors, children = [], set(), []
+    for _ in range(int(processes) - 1):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            sockets = []
+            for _ in range(int(connections)):
+                try:
+                    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    client.connect(path)
+                    sockets.append(client)
+                except OSError:
+                    break
+            time.sleep(60)
+            os._exit(0)
+        children.append(pid)
+    for _ in range(int(connections)):
+        try:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(path)
+            held.append(client)
+        except OSError as error:
+            errors.add(errno.errorcode.get(error.errno, str(error.errno)))
+            break
+    result("connected", f"{len(held)} {','.join(sorted(errors))}")
+    return held
+
+
 def nested(depth):
     return b"\x91" * depth + b"\xc0"  # [[[...[nil]...]]]
 
@@ -163,6 +269,14 @@ def main():
     if MODE == "flood":
         flood()
     endpoint, secret = os.environ["OHSEVEN_ENDPOINT"], os.environ["OHSEVEN_SECRET"]
+    if MODE == "connflood" and ARGS[2] == "early":
+        hoard = connflood(endpoint, *ARGS[:2])  # noqa: F841 - held open
+    if MODE == "strangers":  # a second connection that never says hello floods the referee
+        other = zmq.Context.instance().socket(zmq.DEALER)
+        other.setsockopt(zmq.LINGER, 0)
+        other.connect(endpoint)
+        for _ in range(200):
+            other.send(b"\xc1 not a hello")
     context = zmq.Context.instance()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
@@ -220,6 +334,10 @@ def main():
                 steal(*ARGS)
             elif MODE == "signal":
                 kill(*ARGS)
+            elif MODE == "writeall":
+                writeall(endpoint)
+            elif MODE == "connflood" and ARGS[2] == "late":
+                hoard = connflood(endpoint, *ARGS[:2])  # noqa: F841 - held open
         if MODE == "hang":
             time.sleep(120)
         elif MODE == "late":
@@ -268,6 +386,10 @@ def main():
             continue
         sock.send(packb({"type": "move", "id": ident, "move": move}))
         previous = ident
+        if MODE == "lateflood":
+            repeat = packb({"type": "move", "id": ident, "move": move})
+            while not sock.poll(0):
+                sock.send(repeat)
 
 
 if __name__ == "__main__":

@@ -227,6 +227,136 @@ def exotic():
         result("syscall", f"{name} {value} {errno.errorcode.get(ctypes.get_errno(), '-')}")
 
 
+def _error_name(error):
+    return errno.errorcode.get(error.errno, str(error.errno))
+
+
+def _lock_struct(kind):
+    import struct
+
+    # struct flock on 64-bit Linux: short l_type, short l_whence, off_t l_start, off_t l_len,
+    # pid_t l_pid (the pid must be 0 for the OFD commands)
+    return struct.pack("hhqqi4x", kind, 0, 0, 0, 0)
+
+
+_LOCKS = {"flock": None, "fcntl": (6, 5), "ofd": (37, 36)}  # (SETLK, GETLK) commands
+
+
+def lock_hold(kind, path):
+    """Hold a write lock of ``kind`` on ``path`` (read-only: a shared lock for flock)."""
+    import fcntl
+
+    handle = open(path)  # noqa: SIM115 - held until the process ends
+    try:
+        if kind == "flock":
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        else:
+            fcntl.fcntl(handle, _LOCKS[kind][0], _lock_struct(fcntl.F_RDLCK))
+    except OSError as error:
+        result("hold_failed", _error_name(error))
+    else:
+        result("holding", kind)
+    time.sleep(60)
+
+
+def lock_probe(kind, path):
+    """Whether another process holds a lock of ``kind`` on ``path``: a bit through the file."""
+    import fcntl
+    import struct
+
+    with open(path) as handle:
+        try:
+            if kind == "flock":
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    result("seen", "locked")
+                else:
+                    result("seen", "free")
+            else:
+                answer = fcntl.fcntl(handle, _LOCKS[kind][1], _lock_struct(fcntl.F_WRLCK))
+                locked = struct.unpack("hhqqi4x", answer)[0] != fcntl.F_UNLCK
+                result("seen", "locked" if locked else "free")
+        except OSError as error:
+            result("probe_failed", _error_name(error))
+
+
+def file_touch(path, seconds):
+    """Open and read ``path`` again and again (inotify events for a watcher elsewhere)."""
+    deadline = time.monotonic() + float(seconds)
+    while time.monotonic() < deadline:
+        with open(path, "rb") as handle:
+            handle.read(1)
+        time.sleep(0.01)
+    result("touched", path)
+
+
+def inotify_watch(path, seconds):
+    """Watch ``path`` with inotify: report whether any event arrives within ``seconds``."""
+    import ctypes
+    import select
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        result("watch_failed", errno.errorcode.get(ctypes.get_errno()))
+        return
+    if libc.inotify_add_watch(fd, path.encode(), 0xFFF) < 0:  # IN_ALL_EVENTS
+        result("watch_failed", errno.errorcode.get(ctypes.get_errno()))
+        return
+    result("watching", path)
+    ready = select.select([fd], [], [], float(seconds))[0]
+    result("events", "some" if ready else "none")
+
+
+def lease_notify(path):
+    """A read lease and a dnotify watch on ``path`` (each would signal another process)."""
+    import fcntl
+
+    handle = os.open(path, os.O_RDONLY)
+    for name, command, argument in (
+        ("lease", fcntl.F_SETLEASE, fcntl.F_RDLCK),
+        ("getlease", fcntl.F_GETLEASE, 0),
+        ("notify", fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT),
+    ):
+        target = handle if name != "notify" else os.open(os.path.dirname(path), os.O_RDONLY)
+        try:
+            fcntl.fcntl(target, command, argument)
+        except OSError as error:
+            result(name, _error_name(error))
+        else:
+            result(name, "ok")
+
+
+def spy(mode, *paths):
+    """Try to read each path (a file's content, a folder's listing), then play as a random bot.
+
+    Mode ``log`` prints ``RESULT saw PATH``, ``RESULT listed PATH ENTRIES`` or ``RESULT hidden
+    PATH ERRNO`` for each, and the listing of the working directory; mode ``crash`` exits with
+    status 3 at the first file it can read or folder that lists anything but the sandbox's
+    scaffolding (the referee records a fault: the finding shows in the results).
+    """
+    for path in paths:
+        try:
+            if os.path.isdir(path):
+                entries = sorted(os.listdir(path))
+                result("listed", f"{path} {','.join(entries) or '-'}")
+            else:
+                with open(path, "rb") as handle:
+                    handle.read(64)
+                result("saw", path)
+        except OSError as error:
+            result("hidden", f"{path} {_error_name(error)}")
+            continue
+        # a folder the sandbox made to hold the bot's own copy lists nothing else
+        if mode == "crash" and not (os.path.isdir(path) and entries in ([], [".bots"])):
+            os._exit(3)
+    result("cwd", ",".join(sorted(os.listdir("."))))
+    from ohseven.sdk import Bot, run
+
+    run(Bot, [])
+
+
 def spin():
     """Burn CPU forever."""
     while True:
@@ -234,6 +364,12 @@ def spin():
 
 
 ACTIONS = {
+    "spy": spy,
+    "lock_hold": lock_hold,
+    "lock_probe": lock_probe,
+    "file_touch": file_touch,
+    "inotify_watch": inotify_watch,
+    "lease_notify": lease_notify,
     "spin": spin,
     "user_namespace": user_namespace,
     "exotic": exotic,
