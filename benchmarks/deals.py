@@ -179,9 +179,7 @@ def compare(args: argparse.Namespace, size: int, rng: random.Random) -> None:
         order = MODES if run % 2 == 0 else MODES[::-1]
         for mode in order:
             seed = args.seed * 1000 + size * 100 + run * 2 + MODES.index(mode)
-            c, w, u, t, f = play(
-                mode, size, repeats, per_table, seed, args.sandbox, args.workers
-            )
+            c, w, u, t, f = play(mode, size, repeats, per_table, seed, args.sandbox, args.workers)
             cpu[mode].append(c)
             wall[mode] += w
             units[mode].update(u)
@@ -207,9 +205,7 @@ def compare(args: argparse.Namespace, size: int, rng: random.Random) -> None:
     by_table: dict[tuple, Games] = defaultdict(list)
     for unit, games_of in units["duplicate"].items():
         by_table[tables[unit]].extend(games_of)
-    print(
-        f"  units: independent {n_ind} tables; duplicate {n_dup} deals ({len(by_table)} tables)"
-    )
+    print(f"  units: independent {n_ind} tables; duplicate {n_dup} deals ({len(by_table)} tables)")
     print(
         f"  {'points per game':<26}{'mean':>7}{'SE ind':>8}{'SE dup':>8}{'dup/tbl':>8}"
         f"{'var ind/dup [90%]':>24}{'eff dup/ind [90%]':>24}"
