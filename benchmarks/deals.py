@@ -175,7 +175,10 @@ def compare(args: argparse.Namespace, size: int, rng: random.Random) -> None:
     units: dict[str, dict[tuple, Games]] = {mode: {} for mode in MODES}
     tables: dict[tuple, tuple] = {}
     faults = dict.fromkeys(MODES, 0)
-    for run in range(args.runs):
+    runs = args.runs
+    began = time.monotonic()
+    deadline = began + args.minutes * 60 if args.minutes else 0.0
+    for run in range(runs):
         order = MODES if run % 2 == 0 else MODES[::-1]
         for mode in order:
             seed = args.seed * 1000 + size * 100 + run * 2 + MODES.index(mode)
@@ -191,6 +194,27 @@ def compare(args: argparse.Namespace, size: int, rng: random.Random) -> None:
             f"{cpu['duplicate'][-1]:7.1f} s ({ratio:.3f}x)",
             flush=True,
         )
+        if run >= 1:  # the figures so far, in case the machine is too slow for every run
+            done = "all" if run + 1 == runs else "so far"
+            print(f"  after {run + 1} of {args.runs} runs per mode ({done}):")
+            report(bots, cpu, wall, units, tables, faults, args.bootstrap, rng)
+        if deadline and time.monotonic() + (time.monotonic() - began) / (run + 1) > deadline:
+            if run + 1 < runs:
+                print(f"  stopped after {run + 1} runs: --minutes {args.minutes:g} would be passed")
+            break
+
+
+def report(
+    bots: list[str],
+    cpu: dict[str, list[float]],
+    wall: dict[str, float],
+    units: dict[str, dict[tuple, Games]],
+    tables: dict[tuple, tuple],
+    faults: dict[str, int],
+    bootstrap: int,
+    rng: random.Random,
+) -> None:
+    """The CPU of each mode and the table of standard errors, from the runs played so far."""
     ratios = sorted(d / i for d, i in zip(cpu["duplicate"], cpu["independent"], strict=True))
     cpu_ind, cpu_dup = sum(cpu["independent"]), sum(cpu["duplicate"])
     print(
@@ -218,7 +242,7 @@ def compare(args: argparse.Namespace, size: int, rng: random.Random) -> None:
         dup_tables = unit_values(list(by_table.values()), stat)
         se_ind, se_dup = standard_error(ind), standard_error(dup)
         variance = se_ind**2 / se_dup**2
-        low, high = bootstrap_ratio(ind, dup, args.bootstrap, rng)
+        low, high = bootstrap_ratio(ind, dup, bootstrap, rng)
         eff = cpu_factor / math.sqrt(variance)
         label = stat[0] if len(stat) == 1 else f"{stat[0]} - {stat[1]}"
         mean = (statistics.fmean(ind) + statistics.fmean(dup)) / 2
@@ -243,6 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", choices=("unsandboxed", "bwrap"), default="unsandboxed")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=14.0,
+        help="start no run that would end after this many minutes per table size (0: no limit)",
+    )
     args = parser.parse_args(argv)
     try:
         sizes = [int(size) for size in args.sizes.split(",")]
