@@ -37,7 +37,10 @@ starting a process, which ``benchmarks/tourney.py`` measures (bwrap and unsandbo
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import math
+import os
 import random
 import resource
 import statistics
@@ -45,6 +48,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 
@@ -66,6 +70,26 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def cgroup_meter() -> Callable[[], float] | None:
+    """CPU seconds of this process and all its descendants by a cpuacct cgroup (v1) made for
+    it, or None. In bwrap a bot killed with its sandbox's PID 1 is reaped by the kernel without
+    its CPU being added to anyone's RUSAGE_CHILDREN, so getrusage misses the renewed bots."""
+    group = Path("/sys/fs/cgroup/cpuacct") / f"ohseven-deals-{os.getpid()}"
+    try:
+        group.mkdir()
+        (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    except OSError:
+        return None
+
+    @atexit.register
+    def leave() -> None:
+        with contextlib.suppress(OSError):
+            (group.parent / "cgroup.procs").write_text(f"{os.getpid()}\n")
+            group.rmdir()
+
+    return lambda: int((group / "cpuacct.usage").read_text()) / 1e9
 
 
 def config_text(
@@ -91,16 +115,23 @@ def config_text(
 
 
 def play(
-    deals: str, size: int, repeats: int, per_table: int, seed: int, sandbox: str, workers: int
+    deals: str,
+    size: int,
+    repeats: int,
+    per_table: int,
+    seed: int,
+    sandbox: str,
+    workers: int,
+    meter: Callable[[], float],
 ) -> tuple[float, float, dict[tuple, Games], dict[tuple, tuple], int]:
     """One tournament: (CPU s, wall s, games by unit, table of each unit, faults)."""
     with tempfile.TemporaryDirectory(prefix="ohseven-deals-") as tmp:
         Path(tmp).chmod(0o755)  # a root referee runs bots as other uids
         text = config_text(deals, size, repeats, per_table, seed, sandbox, tmp)
         config = load_config_text(text, source="<deals bench>", base_dir=QUICKSTART.parent)
-        cpu, wall = cpu_seconds(), time.perf_counter()
+        cpu, wall = meter(), time.perf_counter()
         outcome = run_tournament(config, workers=workers, fresh=True)
-        cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
+        cpu, wall = meter() - cpu, time.perf_counter() - wall
         if not outcome.complete:
             raise SystemExit(f"the {deals} tournament did not complete: {outcome.failed}")
         units: dict[tuple, Games] = defaultdict(list)
@@ -182,7 +213,9 @@ def compare(args: argparse.Namespace, size: int, rng: random.Random) -> None:
         order = MODES if run % 2 == 0 else MODES[::-1]
         for mode in order:
             seed = args.seed * 1000 + size * 100 + run * 2 + MODES.index(mode)
-            c, w, u, t, f = play(mode, size, repeats, per_table, seed, args.sandbox, args.workers)
+            c, w, u, t, f = play(
+                mode, size, repeats, per_table, seed, args.sandbox, args.workers, args.meter
+            )
             cpu[mode].append(c)
             wall[mode] += w
             units[mode].update(u)
@@ -282,6 +315,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sizes: the quickstart has three bots, so tables of 2 or 3")
     if min(args.games, args.games_per_table, args.runs, args.workers, args.bootstrap) < 1:
         parser.error("--games, --games-per-table, --runs, --workers and --bootstrap must be >= 1")
+    args.meter = cpu_seconds
+    if args.sandbox == "bwrap":
+        meter = cgroup_meter()
+        if meter is None:
+            print("warning: no cpuacct cgroup: the CPU of bots killed in bwrap is not counted")
+        else:
+            args.meter = meter
+            print("CPU measured by a cpuacct cgroup holding this process and its descendants")
     rng = random.Random(args.seed)
     began = time.perf_counter()
     for size in sizes:

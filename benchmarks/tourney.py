@@ -286,9 +286,19 @@ def isolation_throughput(repeats: int, workers: int, sandbox: str | None) -> Non
     print(f"  bot faults in all runs: {faults}")
 
 
-def _hello_time(command: list[str], mode: str, folder: Path, until_exit: bool) -> float:
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _hello_time(
+    command: list[str], mode: str, folder: Path, until_exit: bool
+) -> tuple[float, float]:
     """Seconds from ``BotProcess.start()`` to the bot's first message on a real ROUTER socket
-    (``until_exit``: to the process's exit instead)."""
+    (``until_exit``: to the process's exit instead), and the CPU seconds of the process (and of
+    bwrap) from its start to its kill."""
     import secrets as _secrets
 
     import zmq
@@ -311,6 +321,7 @@ def _hello_time(command: list[str], mode: str, folder: Path, until_exit: bool) -
         },
         config=SandboxConfig(mode=mode),
     )
+    cpu = _children_cpu()
     try:
         began = time.perf_counter()
         bot.start()
@@ -320,12 +331,13 @@ def _hello_time(command: list[str], mode: str, folder: Path, until_exit: bool) -
                 raise SystemExit(f"{command} in {mode} exited with {code}: {bot.log()}")
         elif not sock.poll(30_000):
             raise SystemExit(f"{command} in {mode}: no hello in 30 s: {bot.log()}")
-        return time.perf_counter() - began
+        wall = time.perf_counter() - began
     finally:
-        bot.kill()
+        bot.kill()  # reaps it: its CPU is in RUSAGE_CHILDREN now
         sock.close(0)
         context.term()
         shutil.rmtree(socket_dir, ignore_errors=True)
+    return wall, _children_cpu() - cpu
 
 
 def startup_times(repeats: int) -> None:
@@ -337,10 +349,10 @@ def startup_times(repeats: int) -> None:
     random_bot = [sys.executable, str(ROOT / "example_bots" / "random_bot.py")]
     montecarlo = [sys.executable, str(ROOT / "example_bots" / "montecarlo_bot.py")]
 
-    def run_bare(folder: Path) -> float:
-        began = time.perf_counter()
+    def run_bare(folder: Path) -> tuple[float, float]:
+        cpu, began = _children_cpu(), time.perf_counter()
         subprocess.run(bare, check=True)
-        return time.perf_counter() - began
+        return time.perf_counter() - began, _children_cpu() - cpu
 
     def started(command: list[str], mode: str, until_exit: bool = False):  # noqa: ANN202
         return lambda folder: _hello_time(command, mode, folder, until_exit)
@@ -360,7 +372,7 @@ def startup_times(repeats: int) -> None:
         ),
         ("montecarlo_bot.py, BotProcess bwrap, start() to hello", started(montecarlo, "bwrap")),
     ]
-    times: dict[str, list[float]] = {label: [] for label, _ in rows}
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in rows}
     with tempfile.TemporaryDirectory(prefix="ohseven-bench-") as tmp:
         Path(tmp).chmod(0o755)
         for _label, measure_once in rows:  # warm the page cache once
@@ -368,11 +380,19 @@ def startup_times(repeats: int) -> None:
         for _ in range(repeats):
             for label, measure_once in rows:
                 times[label].append(measure_once(Path(tmp)))
-    base = statistics.median(times[rows[0][0]])
-    print(f"bot start-up, median of {repeats} (interleaved), ratio to the bare python:")
+    base = statistics.median(wall for wall, _ in times[rows[0][0]])
+    base_cpu = statistics.median(cpu for _, cpu in times[rows[0][0]])
+    print(
+        f"bot start-up, median of {repeats} (interleaved): wall time and ratio to the bare "
+        "python; CPU of the process (and bwrap) from start to kill, and ratio"
+    )
     for label, _ in rows:
-        median = statistics.median(times[label])
-        print(f"  {label:<66} {median * 1000:7.1f} ms  {median / base:5.2f}x")
+        median = statistics.median(wall for wall, _ in times[label])
+        cpu = statistics.median(cpu for _, cpu in times[label])
+        print(
+            f"  {label:<62} {median * 1000:6.1f} ms {median / base:5.2f}x"
+            f"  CPU {cpu * 1000:6.1f} ms {cpu / base_cpu:5.2f}x"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
