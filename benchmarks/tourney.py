@@ -268,6 +268,7 @@ def isolation_throughput(repeats: int, workers: int, sandbox: str | None) -> Non
                 )
                 walls[label].append(wall)
                 faults += f
+                print(f"  repeat {repeat + 1}, {label}: {wall:.1f} s", flush=True)
     mode = sandbox or "the file's sandbox (unsandboxed)"
     print(
         f"quickstart ({games} games, {workers} worker{'s' * (workers != 1)}, {mode}), "
