@@ -251,7 +251,7 @@ def report(
     ratios = sorted(d / i for d, i in zip(cpu["duplicate"], cpu["independent"], strict=True))
     cpu_ind, cpu_dup = sum(cpu["independent"]), sum(cpu["duplicate"])
     print(
-        f"  CPU (referee + workers + bots, getrusage SELF+CHILDREN): independent {cpu_ind:.1f} s "
+        f"  CPU (referee + workers + bots): independent {cpu_ind:.1f} s "
         f"({wall['independent']:.0f} s wall), duplicate {cpu_dup:.1f} s "
         f"({wall['duplicate']:.0f} s wall): duplicate/independent {cpu_dup / cpu_ind:.3f}x "
         f"(per run: median {statistics.median(ratios):.3f}x, {ratios[0]:.3f}-{ratios[-1]:.3f}x)"
@@ -316,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.games, args.games_per_table, args.runs, args.workers, args.bootstrap) < 1:
         parser.error("--games, --games-per-table, --runs, --workers and --bootstrap must be >= 1")
     args.meter = cpu_seconds
-    if args.sandbox == "bwrap":
+    if args.sandbox == "unsandboxed":
+        print("CPU measured by getrusage(RUSAGE_SELF) + getrusage(RUSAGE_CHILDREN)")
+    else:
         meter = cgroup_meter()
         if meter is None:
             print("warning: no cpuacct cgroup: the CPU of bots killed in bwrap is not counted")
