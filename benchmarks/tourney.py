@@ -205,6 +205,198 @@ def loopback_dask(folder: Path, workers: int = 2) -> Iterator[str]:
         log.close()
 
 
+# --------------------------------------------------------------------------- deal isolation
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART = ROOT / "tournaments" / "quickstart.yaml"
+#: the rows of the isolation report: (label, schedule.deals, fresh processes per rotation)
+ISOLATION_ROWS = (
+    ("reuse (old behaviour: duplicate deals, the same processes)", "duplicate", False),
+    ("deals: independent", "independent", True),
+    ("deals: duplicate (fresh processes per rotation)", "duplicate", True),
+)
+
+
+@contextlib.contextmanager
+def processes_reused() -> Iterator[None]:
+    """The old behaviour, for the baseline only: ``_Referee._renew`` does nothing, so duplicate
+    deals are played by the same processes in every rotation (workers fork: they inherit it)."""
+    from ohseven.referee import match
+
+    renew = match._Referee._renew
+    match._Referee._renew = lambda self, seats, seed: None
+    try:
+        yield
+    finally:
+        match._Referee._renew = renew
+
+
+def quickstart_run(
+    folder: Path, deals: str, fresh: bool, workers: int, sandbox: str | None, seed: int
+) -> tuple[float, int, int]:
+    """(wall seconds, games, bot faults) of the quickstart with ``deals``."""
+    import yaml
+    from ohseven.referee.config import load_config_text
+
+    document = yaml.safe_load(QUICKSTART.read_text())
+    document["schedule"]["deals"] = deals
+    document.update(output=str(folder / "out"), seed=seed)
+    if sandbox is not None:
+        document["sandbox"] = {"mode": sandbox}
+    text = yaml.safe_dump(document, sort_keys=False)
+    config = load_config_text(text, source=str(QUICKSTART), base_dir=QUICKSTART.parent)
+    with contextlib.nullcontext() if fresh else processes_reused():
+        began = time.perf_counter()
+        outcome = run_tournament(config, workers=workers, fresh=True)
+        wall = time.perf_counter() - began
+    faults = sum(sum(bot["faults"].values()) for bot in outcome.leaderboard["bots"])
+    return wall, outcome.games, faults
+
+
+def isolation_throughput(repeats: int, workers: int, sandbox: str | None) -> None:
+    """Games/s of the quickstart in each row of ``ISOLATION_ROWS``, as ratios to the reuse
+    baseline: the rows interleaved (in a rotated order) within each repeat, paired by repeat."""
+    import statistics
+
+    walls: dict[str, list[float]] = {label: [] for label, _, _ in ISOLATION_ROWS}
+    games, faults = 0, 0
+    with tempfile.TemporaryDirectory(prefix="ohseven-bench-") as tmp:
+        Path(tmp).chmod(0o755)  # a root referee runs bots as another uid: they must read it
+        for repeat in range(repeats):
+            shift = repeat % len(ISOLATION_ROWS)
+            for label, deals, fresh in ISOLATION_ROWS[shift:] + ISOLATION_ROWS[:shift]:
+                wall, games, f = quickstart_run(
+                    Path(tmp), deals, fresh, workers, sandbox, seed=repeat + 1
+                )
+                walls[label].append(wall)
+                faults += f
+                print(f"  repeat {repeat + 1}, {label}: {wall:.1f} s", flush=True)
+    mode = sandbox or "the file's sandbox (unsandboxed)"
+    print(
+        f"quickstart ({games} games, {workers} worker{'s' * (workers != 1)}, {mode}), "
+        f"{repeats} repeats interleaved: games/s, median; ratio to the reuse baseline, "
+        "median of the per-repeat ratios (min-max)"
+    )
+    base = walls[ISOLATION_ROWS[0][0]]
+    for label, _, _ in ISOLATION_ROWS:
+        rate = games / statistics.median(walls[label])
+        ratios = sorted(b / w for b, w in zip(base, walls[label], strict=True))
+        goal = "  (goal >= 0.8x)" if label != ISOLATION_ROWS[0][0] else ""
+        print(
+            f"  {label:<58} {rate:5.2f} games/s  {statistics.median(ratios):.2f}x "
+            f"({ratios[0]:.2f}-{ratios[-1]:.2f}){goal}"
+        )
+    print(f"  bot faults in all runs: {faults}")
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _hello_time(
+    command: list[str], mode: str, folder: Path, until_exit: bool
+) -> tuple[float, float]:
+    """Seconds from ``BotProcess.start()`` to the bot's first message on a real ROUTER socket
+    (``until_exit``: to the process's exit instead), and the CPU seconds of its reaped processes
+    from its start to its kill (unsandboxed only: see ``startup_times``)."""
+    import secrets as _secrets
+
+    import zmq
+    from ohseven.referee.sandbox import BotProcess, SandboxConfig
+
+    socket_dir = Path(tempfile.mkdtemp(dir=folder))
+    context = zmq.Context()
+    sock = context.socket(zmq.ROUTER)
+    endpoint = f"ipc://{socket_dir}/referee"
+    sock.bind(endpoint)
+    bot = BotProcess(
+        command,
+        name="bench",
+        bot_dir=str(ROOT / "example_bots"),
+        socket_dir=str(socket_dir),
+        env={
+            "OHSEVEN_ENDPOINT": endpoint,
+            "OHSEVEN_SECRET": _secrets.token_hex(16),
+            "OHSEVEN_NAME": "bench",
+        },
+        config=SandboxConfig(mode=mode),
+    )
+    cpu = _children_cpu()
+    try:
+        began = time.perf_counter()
+        bot.start()
+        if until_exit:
+            code = bot.wait(30)
+            if code != 0:
+                raise SystemExit(f"{command} in {mode} exited with {code}: {bot.log()}")
+        elif not sock.poll(30_000):
+            raise SystemExit(f"{command} in {mode}: no hello in 30 s: {bot.log()}")
+        wall = time.perf_counter() - began
+    finally:
+        bot.kill()  # reaps it: its CPU is in RUSAGE_CHILDREN now
+        sock.close(0)
+        context.term()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    return wall, _children_cpu() - cpu
+
+
+def startup_times(repeats: int) -> None:
+    """Median time from exec to hello of the SDK's bots, in bwrap and unsandboxed, against a bare
+    ``python -c "import zmq, msgpack"`` (exec to exit), all interleaved in one run."""
+    import statistics
+
+    bare = [sys.executable, "-c", "import zmq, msgpack"]
+    random_bot = [sys.executable, str(ROOT / "example_bots" / "random_bot.py")]
+    montecarlo = [sys.executable, str(ROOT / "example_bots" / "montecarlo_bot.py")]
+
+    def run_bare(folder: Path) -> tuple[float, float]:
+        cpu, began = _children_cpu(), time.perf_counter()
+        subprocess.run(bare, check=True)
+        return time.perf_counter() - began, _children_cpu() - cpu
+
+    def started(command: list[str], mode: str, until_exit: bool = False):  # noqa: ANN202
+        return lambda folder: _hello_time(command, mode, folder, until_exit)
+
+    rows = [
+        ('bare python -c "import zmq, msgpack", subprocess, exec to exit', run_bare),
+        ("  the same, BotProcess unsandboxed, start() to exit", started(bare, "unsandboxed", True)),
+        ("  the same, BotProcess bwrap, start() to exit", started(bare, "bwrap", True)),
+        (
+            "random_bot.py, BotProcess unsandboxed, start() to hello",
+            started(random_bot, "unsandboxed"),
+        ),
+        ("random_bot.py, BotProcess bwrap, start() to hello", started(random_bot, "bwrap")),
+        (
+            "montecarlo_bot.py, BotProcess unsandboxed, start() to hello",
+            started(montecarlo, "unsandboxed"),
+        ),
+        ("montecarlo_bot.py, BotProcess bwrap, start() to hello", started(montecarlo, "bwrap")),
+    ]
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in rows}
+    with tempfile.TemporaryDirectory(prefix="ohseven-bench-") as tmp:
+        Path(tmp).chmod(0o755)
+        for _label, measure_once in rows:  # warm the page cache once
+            measure_once(Path(tmp))
+        for _ in range(repeats):
+            for label, measure_once in rows:
+                times[label].append(measure_once(Path(tmp)))
+    base = statistics.median(wall for wall, _ in times[rows[0][0]])
+    base_cpu = statistics.median(cpu for _, cpu in times[rows[0][0]])
+    print(
+        f"bot start-up, median of {repeats} (interleaved): wall time and ratio to the bare "
+        "python; CPU of the process from start to kill (unsandboxed only), and ratio"
+    )
+    for label, _ in rows:
+        median = statistics.median(wall for wall, _ in times[label])
+        cpu = statistics.median(cpu for _, cpu in times[label])
+        # a bot in bwrap is reaped inside its PID namespace: its CPU never reaches getrusage
+        cpu_text = "n/a" if "bwrap" in label else f"{cpu * 1000:6.1f} ms {cpu / base_cpu:5.2f}x"
+        print(f"  {label:<62} {median * 1000:6.1f} ms {median / base:5.2f}x  CPU {cpu_text}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=4)
@@ -213,7 +405,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=float, default=0.005, help="bot CPU seconds per decision")
     parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler (default: 2 here)")
     parser.add_argument("--no-cluster", action="store_true", help="skip the Dask cluster row")
+    parser.add_argument(
+        "--isolation",
+        type=int,
+        metavar="REPEATS",
+        help="instead: games/s of the quickstart by deal mode against today's reuse, and the "
+        "bots' start-up, REPEATS times each (interleaved)",
+    )
+    parser.add_argument("--isolation-workers", type=int, default=1, metavar="N")
+    parser.add_argument("--isolation-sandbox", choices=("bwrap", "unsandboxed"))
     args = parser.parse_args(argv)
+    if args.isolation:
+        startup_times(max(10, args.isolation))
+        isolation_throughput(args.isolation, args.isolation_workers, args.isolation_sandbox)
+        return 0
     with tempfile.TemporaryDirectory(prefix="ohseven-bench-") as tmp:
         Path(tmp).chmod(0o755)  # a root referee runs bots as another uid: they must read it
         path = write(Path(tmp), args.bots, args.table, args.games_per_table, args.work)
