@@ -223,7 +223,8 @@ class _Session:
             code = self.process.poll()
             if code is not None:
                 self.dead = True
-                return Fault(0, FaultStatus.NO_START, f"exited with code {code} before hello")
+                why = f"exited with code {code} before hello{self.process.hint()}"
+                return Fault(0, FaultStatus.NO_START, why)
             if not self.sock.poll(int(_POLL_SECONDS * 1000)):
                 continue
             rid, message = self._receive()

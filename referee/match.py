@@ -234,7 +234,9 @@ class _Referee:
             for bot in waiting:
                 code = bot.process.poll() if bot.process else None
                 if code is not None:
-                    self._lose(bot, FaultStatus.NO_START, f"exited with code {code} before hello")
+                    hint = bot.process.hint() if bot.process else ""
+                    why = f"exited with code {code} before hello{hint}"
+                    self._lose(bot, FaultStatus.NO_START, why)
             waiting = [b for b in waiting if b.connection is not None]
             now = time.monotonic()
             if not waiting or now >= deadline:
