@@ -560,7 +560,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .match_cli import add_time_control_arguments
+    from .match_cli import add_extra_path_argument, add_time_control_arguments
 
     parser.add_argument(
         "--game",
@@ -572,6 +572,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sandbox", choices=MODES, default="bwrap", help="how the bot runs (default %(default)s)"
     )
     add_time_control_arguments(parser)
+    add_extra_path_argument(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -597,15 +598,17 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .match_cli import BotArgumentError, announce_seed, bot_specs
+    from .match_cli import BotArgumentError, announce_seed, bot_specs, extra_paths
 
     try:
         (spec,) = bot_specs([args.bot])
+        replays = args.replays and os.path.abspath(args.replays)
+        shown = extra_paths(args.extra_path, [spec], replays)
     except BotArgumentError as error:
         return _fail(str(error))
     if not args.move_timeout > 0 or not args.bank >= 0 or args.max_failures < 1:
         return _fail("--move-timeout must be positive, --bank not negative, --max-failures >= 1")
-    config = SandboxConfig(mode=args.sandbox)
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
     try:
         check_sandbox(config)
     except SandboxError as error:

@@ -19,13 +19,22 @@ from collections.abc import Sequence
 
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
-from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
+from .sandbox import (
+    MODES,
+    SandboxConfig,
+    SandboxError,
+    bot_folder,
+    check_sandbox,
+    extra_path_problem,
+)
 from .secret import derive_seed, random_seed, secret_from_seed, short_seed_warning
 
 __all__ = [
     "configure",
     "run",
     "add_time_control_arguments",
+    "add_extra_path_argument",
+    "extra_paths",
     "bot_specs",
     "game_seeds",
     "rotating_seatings",
@@ -62,8 +71,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
     )
+    add_extra_path_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def add_extra_path_argument(parser: argparse.ArgumentParser) -> None:
+    """``--extra-path``, shared by the commands that run bots."""
+    parser.add_argument(
+        "--extra-path",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an absolute host path the sandbox shows the bots read-only (repeatable): an "
+        "interpreter or library installed outside /usr, e.g. /opt/jdk",
+    )
+
+
+def extra_paths(
+    paths: Sequence[str], bots: Sequence[BotSpec], output: str | None = None
+) -> tuple[str, ...]:
+    """The ``--extra-path`` values, checked: absolute, existing, never showing a bot another
+    bot's folder or the output folder (raises :class:`BotArgumentError`)."""
+    protected: dict[str, str | None] = {"the output folder": output}
+    for spec in bots:
+        protected[f"the folder of bot {spec.name}"] = bot_folder(spec.command, spec.directory)
+    for path in paths:
+        problem = extra_path_problem(path, protected)
+        if problem is not None:
+            raise BotArgumentError(f"--extra-path: {problem}")
+    return tuple(paths)
 
 
 def add_time_control_arguments(parser: argparse.ArgumentParser) -> None:
@@ -261,7 +298,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--games must be at least 1, not {games}")
     if not args.move_timeout > 0 or not args.bank >= 0:
         return _fail("--move-timeout must be positive and --bank not negative")
-    config = SandboxConfig(mode=args.sandbox)
+    try:
+        shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
+    except BotArgumentError as error:
+        return _fail(str(error))
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
     try:
         check_sandbox(config)
     except SandboxError as error:

@@ -54,6 +54,8 @@ __all__ = [
     "BotStartError",
     "BotProcess",
     "check_sandbox",
+    "extra_path_problem",
+    "bot_folder",
     "seccomp_program",
     "MODES",
 ]
@@ -186,6 +188,33 @@ def check_sandbox(config: SandboxConfig) -> None:
         raise SandboxError(
             f"the sandbox program bubblewrap ({config.bwrap!r}) was not found: {_INSTALL_HINT}"
         )
+
+
+def bot_folder(command: Sequence[str], directory: str | None) -> str | None:
+    """The folder the sandbox shows a bot with this command (its ``directory``, or its script's)."""
+    if directory:
+        return os.path.realpath(directory)
+    return _default_bot_dir(tuple(_absolutise(arg) for arg in command))
+
+
+def extra_path_problem(path: str, protected: Mapping[str, str | None]) -> str | None:
+    """What is wrong with ``path`` as an extra read-only path (None: nothing). ``protected``
+    maps a description ("the output folder", "bot x's folder") to a folder no bot may see
+    through it: the path may neither be inside it nor contain it."""
+    if not os.path.isabs(path):
+        return f"{path!r} is not an absolute path"
+    if not os.path.exists(path):
+        return f"{path} does not exist"
+    real = os.path.realpath(path)
+    if real == "/":
+        return f"{path} would show the bots the whole file system"
+    for what, folder in protected.items():
+        if not folder:
+            continue
+        folder = os.path.realpath(folder)
+        if _inside(real, [folder]) or _inside(folder, [real]):
+            return f"{path} would show every bot {what} ({folder})"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -98,7 +98,9 @@ def sandbox_config(config: TourneyConfig) -> Any:
     from .sandbox import Limits, SandboxConfig
 
     limits = Limits(**dict(config.sandbox.limits))
-    return SandboxConfig(mode=config.sandbox.mode, limits=limits)
+    return SandboxConfig(
+        mode=config.sandbox.mode, limits=limits, extra_paths=config.sandbox.extra_paths
+    )
 
 
 class _Stop(BaseException):
