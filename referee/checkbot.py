@@ -38,6 +38,12 @@ from .rules import GAMES, OH_HELL, OH_SEVEN, Game, Phase, Rules, new_game
 from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, secret_from_seed
 
+
+def output_tail(text: str) -> str:
+    from .match_cli import output_tail as tail
+
+    return tail(text)
+
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
 #: faults after which a check stops asking the bot (fallback moves finish the game)
@@ -77,6 +83,7 @@ class CheckResult:
     rebids: int = 0  # bid requests after a forced attempt
     redeals: int = 0
     skipped: bool = False
+    output: str = ""  # the end of the bot's own output when the check failed
 
     @property
     def passed(self) -> bool:
@@ -425,6 +432,8 @@ def check_bot(
             if start_fault is not None:
                 fault = attrs.evolve(start_fault, seat=check.seat)
                 result = attrs.evolve(result, faults=(fault, *result.faults))
+            if not result.passed:
+                result = attrs.evolve(result, output=output_tail(session.process.log()))
             results.append(result)
             failures += not result.passed
             if replay_dir is not None:
@@ -503,6 +512,7 @@ def summary(report: Report) -> dict[str, Any]:
                     {"status": status, "detail": detail, "count": count}
                     for (status, detail), count in grouped.items()
                 ],
+                "output_tail": result.output,
             }
         )
     deterministic = report.deterministic
@@ -539,6 +549,13 @@ def render(data: dict[str, Any]) -> str:
         for fault in check["faults"]:
             times = f" x{fault['count']}" if fault["count"] > 1 else ""
             lines.append(f"          {fault['status']}{times}: {fault['detail']}")
+        if check["faults"]:
+            tail = check.get("output_tail", "")
+            if tail:
+                lines.append("          its last output (stdout and stderr):")
+                lines.extend(f"          | {line}" for line in tail.splitlines())
+            else:
+                lines.append("          (it wrote no output)")
     lines.append("")
     lines.append("time per decision:")
     for kind, stats in data["timing"].items():

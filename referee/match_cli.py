@@ -39,7 +39,13 @@ __all__ = [
     "game_seeds",
     "rotating_seatings",
     "summarise",
+    "output_tail",
+    "render_faults",
 ]
+
+#: how much of a faulting bot's own output ``match`` and ``check-bot`` show: its last lines
+TAIL_LINES = 20
+TAIL_CHARS = 2000
 
 
 class BotArgumentError(ValueError):
@@ -186,6 +192,31 @@ def announce_seed(seed: int | None, option: str = "--seed") -> int:
     return seed
 
 
+def output_tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+    """The end of a bot's captured output: at most ``lines`` lines and ``chars`` characters,
+    marked with "…" when something before it was left out."""
+    text = text.rstrip()
+    kept = text.splitlines()[-lines:]
+    tail = "\n".join(kept)
+    if len(tail) > chars:
+        tail = tail[-chars:]
+    return tail if tail == text else "…" + tail
+
+
+def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:
+    """Text lines for a bot's faults, (status, detail, count) each, and its last output."""
+    lines = [f"{name}:"]
+    for status, detail, count in faults:
+        times = f" x{count}" if count > 1 else ""
+        lines.append(f"  {status}{times}: {detail}")
+    if tail:
+        lines.append("  its last output (stdout and stderr):")
+        lines.extend(f"  | {line}" for line in tail.splitlines())
+    else:
+        lines.append("  (it wrote no output)")
+    return lines
+
+
 def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple((s + g) % bots for s in range(bots)) for g in range(games))
 
@@ -231,6 +262,7 @@ def summarise(result: MatchResult) -> dict:
     bots = []
     for name in names:
         row = rows[name]
+        row["output_tail"] = output_tail(str(result.logs.get(name, "")))
         played = row.pop("rank_sum")
         row["avg_rank"] = round(played / row["games"], 3) if row["games"] else None
         row["bid_accuracy"] = (
@@ -277,6 +309,15 @@ def _print_table(summary: dict) -> None:
             faults or "-",
         )
     Console().print(table)
+    for row in summary["bots"]:
+        grouped: Counter[tuple[str, str]] = Counter()
+        for game in summary["games"]:
+            for fault in game["faults"]:
+                if game["seats"][fault["seat"]] == row["name"]:
+                    grouped[(fault["status"], fault["detail"])] += 1
+        if grouped:
+            faults = [(status, detail, n) for (status, detail), n in grouped.items()]
+            print("\n".join(["", *render_faults(row["name"], faults, row["output_tail"])]))
 
 
 def _fail(message: str) -> int:

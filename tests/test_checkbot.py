@@ -154,3 +154,23 @@ def test_cli_registration():
         main(["check-bot", "--help"])
     assert exit_info.value.code == 0
     assert sys.modules["ohseven.referee.checkbot"] is checkbot
+
+
+LAST_WORDS = os.path.join(HERE, "bots", "last_words_bot.py")
+
+
+class TestFaultOutput:
+    @pytest.mark.parametrize(
+        ("mode", "status", "words"),
+        [("start", "no_start", "no module named 'mylib'"), ("play", "crash", "the card I")],
+    )
+    def test_failed_checks_show_the_bots_last_output(self, capsys, mode, status, words):
+        """A failed check shows the end of the bot's own output, in --json and in text."""
+        argv = [*FAST, "--max-failures", "1", "--game", OH_SEVEN, f"{LAST_WORDS} {mode}"]
+        code, data = check_json(capsys, *argv)
+        failed = [c for c in data["checks"] if c["status"] == "fail"]
+        assert code == 1 and failed
+        assert failed[0]["faults"][0]["status"] == status
+        assert words in failed[0]["output_tail"]
+        code, out, _ = check(capsys, *argv)
+        assert code == 1 and words in out and "its last output" in out

@@ -168,3 +168,27 @@ class TestExtraPath:
         out = referee("--extra-path", path, BOT, BOT)
         assert out.returncode == 2 and "--extra-path" in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
+
+
+LAST_WORDS = os.path.join(os.path.dirname(__file__), "bots", "last_words_bot.py")
+
+
+class TestFaultOutput:
+    @pytest.mark.parametrize(
+        ("mode", "status", "words"),
+        [("start", "no_start", "no module named 'mylib'"), ("play", "crash", "the card I")],
+    )
+    def test_json_and_text_show_the_bots_last_output(self, mode, status, words):
+        """A bot that fails has the end of its own output in --json and in the text report."""
+        args = ["--games", "1", "--seed", str(2**130), BOT, BOT, f"{LAST_WORDS} {mode}"]
+        data = json.loads(referee("--json", *args).stdout)
+        row = data["bots"][2]
+        assert row["faults"] == {status: 1}
+        assert words in row["output_tail"]
+        assert len(row["output_tail"].splitlines()) <= 21  # bounded: the "noise" is cut
+        assert data["bots"][0]["output_tail"] == ""
+        text = referee(*args)
+        assert text.returncode == 0, text.stderr
+        assert f"{status}: exited with code" in text.stdout and words in text.stdout
+        if mode == "start":
+            assert "noise 49" in text.stdout and "noise 0\n" not in text.stdout
