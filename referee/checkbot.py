@@ -180,7 +180,12 @@ class _Session:
     """One process of the bot, connected and welcomed, answering requests one at a time."""
 
     def __init__(
-        self, spec: BotSpec, config: SandboxConfig, clock: TimeControl, seed: int = 0
+        self,
+        spec: BotSpec,
+        config: SandboxConfig,
+        clock: TimeControl,
+        seed: int = 0,
+        strict: bool = False,
     ) -> None:
         self.spec = spec
         self.config = config
@@ -214,6 +219,8 @@ class _Session:
                 # as a tournament does: a bot seeded from it can replay its games exactly; one
                 # way from the seed, so that it does not give the deals away
                 "OHSEVEN_SEED": str(derive_seed(secret_from_seed(seed), "bot") >> 31),
+                # --strict: the SDK raises instead of covering the bot's errors up
+                **({"OHSEVEN_STRICT": "1"} if strict else {}),
             },
             config=config,
         )
@@ -375,6 +382,8 @@ def play_check(
             assert session is not None
             outcome, took = session.ask(game, codec, check.seat, feed.take(), bank)
             if type(outcome) is wire.Accepted:
+                if outcome.error is not None:  # the bot's code failed; its substitute is played
+                    faults.append(Fault(check.seat, FaultStatus.BOT_ERROR, outcome.error))
                 game.push(check.seat, outcome.move)
                 moves.append(codec.move_to_wire(kind, outcome.move))
                 seconds.append((kind, took))
@@ -410,9 +419,11 @@ def check_bot(
     max_failures: int = 3,
     replay_dir: str | None = None,
     determinism: bool = True,
+    strict: bool = False,
 ) -> Report:
     """Run every check of ``games`` on the bot; stop asking it after ``max_failures`` failed
-    checks (the rest are reported as skipped)."""
+    checks (the rest are reported as skipped). ``strict`` starts the bot with OHSEVEN_STRICT=1
+    (an SDK bot then fails hard where it would play a substitute move)."""
     config = sandbox or SandboxConfig()
     results: list[CheckResult] = []
     session: _Session | None = None
@@ -426,7 +437,7 @@ def check_bot(
             if session is None or session.dead:
                 if session is not None:
                     session.close()
-                session = _Session(spec, config, clock, seed)
+                session = _Session(spec, config, clock, seed, strict)
                 start_fault = session.start()
             result, game = play_check(None if session.dead else session, check, clock)
             if start_fault is not None:
@@ -605,6 +616,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="skip the remaining checks after N failed ones (default %(default)s)",
     )
     parser.add_argument("--replays", metavar="DIR", help="save a replay of every check in DIR")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="start the bot with OHSEVEN_STRICT=1: an SDK bot then crashes with its traceback "
+        "where it would play a random legal move for an exception or an illegal answer",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("bot", metavar="BOT", help="a bot file or a command line")
 
@@ -646,6 +663,7 @@ def run(args: argparse.Namespace) -> int:
         seed=seed,
         max_failures=args.max_failures,
         replay_dir=args.replays,
+        strict=args.strict,
     )
     data = summary(report)
     print(json.dumps(data) if args.json else render(data))

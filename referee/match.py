@@ -347,6 +347,8 @@ class _Referee:
             return
         if type(result) is wire.Accepted:
             bot.connection.answered()
+            if result.error is not None:  # recorded, not counted towards dropping the bot
+                state.faults.append(Fault(result.request.seat, FaultStatus.BOT_ERROR, result.error))
             self._apply(state, result.request, result.move)
             return
         self._fault(bot, result.status, result.detail)

@@ -46,6 +46,7 @@ __all__ = [
 #: how much of a faulting bot's own output ``match`` and ``check-bot`` show: its last lines
 TAIL_LINES = 20
 TAIL_CHARS = 2000
+SHOWN_FAULTS = 5  # distinct faults listed per bot in the text report
 
 
 class BotArgumentError(ValueError):
@@ -206,9 +207,13 @@ def output_tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> 
 def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:
     """Text lines for a bot's faults, (status, detail, count) each, and its last output."""
     lines = [f"{name}:"]
-    for status, detail, count in faults:
+    for status, detail, count in faults[:SHOWN_FAULTS]:
         times = f" x{count}" if count > 1 else ""
-        lines.append(f"  {status}{times}: {detail}")
+        first, *rest = detail.splitlines() or [""]
+        lines.append(f"  {status}{times}: {first}")
+        lines.extend(f"      {line}" for line in rest)
+    if len(faults) > SHOWN_FAULTS:
+        lines.append(f"  ... and {len(faults) - SHOWN_FAULTS} other faults (all in --json)")
     if tail:
         lines.append("  its last output (stdout and stderr):")
         lines.extend(f"  | {line}" for line in tail.splitlines())

@@ -63,6 +63,7 @@ MAX_DEPTH = 8
 MAX_LIST = 64  # longest list (or map) in an inbound message
 MAX_LABEL = 64  # longest ``bot`` label in a hello
 MAX_SECRET = 256
+MAX_ERROR = 4000  # longest ``error`` of a move kept with its ``bot_error`` fault
 
 # msgpack >= 1.0 already decodes str as str, lists as lists and only str/bytes map keys
 _UNPACK_LIMITS = {
@@ -108,6 +109,7 @@ class Hello:
 class MoveReply:
     id: int
     move: Any  # the wire move, checked against the request by the connection
+    error: str | None = None  # what the bot says its move covers up (a ``bot_error``)
 
 
 @attrs.frozen
@@ -173,6 +175,9 @@ def decode(frame: bytes) -> Hello | MoveReply | Invalid:
             )
         if "move" not in message:
             return Invalid(FaultStatus.MALFORMED, "move message without a 'move' key")
+        report = message.get("error")
+        if type(report) is str and report.strip():
+            return MoveReply(ident, message["move"], report[:MAX_ERROR])
         return MoveReply(ident, message["move"])
     if kind == "hello":
         version = message.get("protocol")
@@ -336,6 +341,7 @@ class Request:
 class Accepted:
     request: Request
     move: Any  # the engine move
+    error: str | None = None  # the bot's own report that this move is a substitute
 
 
 @attrs.frozen
@@ -462,7 +468,7 @@ class Connection:
             move = codec.move_from_wire(pending, message.move)
             if type(move) is Invalid:
                 return move
-            return Accepted(pending, move)
+            return Accepted(pending, move, message.error)
         if message.id in self.expired:
             return Late(message.id)
         if pending is None:

@@ -34,6 +34,9 @@ class FaultStatus(enum.StrEnum):
     PROTOCOL = "protocol"  # a valid message that is wrong for the moment (wrong id, bad hello)
     NO_START = "no_start"  # the process did not start or did not say hello in time
     DROPPED = "dropped"  # dropped from the match after too many faults; fallback plays for it
+    #: the bot's own code failed (raised, or answered illegally) and the bot (its SDK) played
+    #: a legal substitute, saying so in its move; informational: the move stands
+    BOT_ERROR = "bot_error"
 
 
 @attrs.frozen

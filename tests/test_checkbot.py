@@ -174,3 +174,26 @@ class TestFaultOutput:
         assert words in failed[0]["output_tail"]
         code, out, _ = check(capsys, *argv)
         assert code == 1 and words in out and "its last output" in out
+
+
+BUGGY = os.path.join(HERE, "bots", "buggy_bot.py")
+
+
+class TestBotErrors:
+    def test_covered_up_errors_fail_the_check(self, capsys):
+        """An SDK bot that raises or answers illegally fails with bot_error and its traceback."""
+        argv = [*FAST, "--max-failures", "1", "--game", OH_SEVEN, BUGGY]
+        code, data = check_json(capsys, *argv)
+        assert code == 1 and data["passed"] is False
+        faults = data["checks"][0]["faults"]
+        assert {f["status"] for f in faults} == {"bot_error"}
+        assert any("ZeroDivisionError" in f["detail"] for f in faults)
+
+    def test_strict_makes_the_sdk_fail_hard(self, capsys):
+        """--strict passes OHSEVEN_STRICT=1: the SDK bot crashes, its traceback in the report."""
+        argv = [*FAST, "--strict", "--max-failures", "1", "--game", OH_SEVEN, BUGGY]
+        code, data = check_json(capsys, *argv)
+        assert code == 1
+        check = data["checks"][0]
+        assert check["faults"][0]["status"] == "crash"
+        assert "ZeroDivisionError" in check["output_tail"]

@@ -184,6 +184,29 @@ class TestFaults:
         ]
 
 
+BUGGY = os.path.join(os.path.dirname(__file__), "bots", "buggy_bot.py")
+
+
+class TestBotErrors:
+    def test_sdk_substitutes_are_bot_errors_with_the_traceback(self):
+        """A bot whose code raises and answers illegally gets a bot_error per substitute move,
+        with its traceback; the moves stand, and many of them do not drop the bot."""
+        spec = attrs.evolve(
+            spec_for(["random", "random"]),
+            bots=(*spec_for(["random", "random"]).bots, BotSpec("buggy", (sys.executable, BUGGY))),
+            seatings=((0, 1, 2), (2, 0, 1)),
+            seeds=(100, 101),
+        )
+        result = play_match(spec, sandbox=SandboxConfig())
+        statuses = faults_of(result, "buggy")
+        assert statuses and set(statuses) == {FaultStatus.BOT_ERROR}
+        assert len(statuses) > 10  # more than drop_after_faults: still not dropped
+        details = [f.detail for g in result.games for f in g.faults]
+        assert any("ZeroDivisionError" in d and "Traceback" in d for d in details)
+        assert any("returned 'XX', which is not legal" in d for d in details)
+        assert faults_of(result, "random0") == faults_of(result, "random1") == []
+
+
 class TestSpec:
     def test_bad_seating(self):
         """Seatings naming unknown or repeated bots are rejected before any process starts."""

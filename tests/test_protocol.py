@@ -317,6 +317,34 @@ class TestAccept:
                 assert connection.pending is None and connection.state is wire.State.READY
 
 
+class TestBotErrorReport:
+    """A move with the SDK's ``error`` key: played, and the report kept for a bot_error."""
+
+    def test_error_key_takes_the_full_path_and_is_accepted_with_the_report(self):
+        """The hot path declines a move with an extra key; the full path accepts the same move
+        and carries the bot's report with it."""
+        game = new_game("oh-seven", 3, 1)
+        connection, request = TestAccept().awaiting(game)
+        codec = wire.MoveCodec(game)
+        frame = pack({"type": "move", "id": 7, "move": request.legal[0], "error": "KeyError: x"})
+        assert connection.accept(frame, codec) is None
+        assert connection.state is wire.State.AWAITING_MOVE
+        result = connection.receive(wire.decode(frame), codec)
+        assert type(result) is wire.Accepted and result.error == "KeyError: x"
+        assert result.move == game.deck.parse(request.legal[0])
+
+    @pytest.mark.parametrize("report", [7, None, "", "   ", ["x"]])
+    def test_a_non_text_or_empty_error_is_ignored(self, report):
+        """An ``error`` that is not a non-empty string reports nothing (the move still counts)."""
+        message = wire.decode(pack({"type": "move", "id": 3, "move": "5H", "error": report}))
+        assert message == wire.MoveReply(3, "5H")
+
+    def test_a_long_report_is_bounded(self):
+        """A report is kept to MAX_ERROR characters."""
+        message = wire.decode(pack({"type": "move", "id": 3, "move": "5H", "error": "e" * 9000}))
+        assert type(message) is wire.MoveReply and len(message.error) == wire.MAX_ERROR
+
+
 class TestMoveCodec:
     @settings(max_examples=30, deadline=None)
     @given(

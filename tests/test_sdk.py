@@ -89,6 +89,26 @@ class TestAnswers:
         err = capsys.readouterr().err
         assert "Traceback" in err and "boom in the bot" in err
 
+    def test_substitutes_are_reported_for_the_referee(self, capsys):
+        """A substitute move comes with ``last_error`` (exception and traceback, or the illegal
+        answer with where it happened); a good answer clears it."""
+        driver = Driver(Crasher())
+        driver.decide(request(events=[GAME]))
+        assert driver.last_error.startswith("choose_play raised RuntimeError: boom in the bot")
+        assert "Traceback" in driver.last_error and "game 0, round 0" in driver.last_error
+        driver = Driver(Cheater())
+        driver.decide(request(events=[GAME]))
+        assert "choose_play returned '0C', which is not legal" in driver.last_error
+        assert "trick 1" in driver.last_error
+
+        class Good(Bot):
+            def choose_play(self, view):
+                return view.legal[0]
+
+        driver.bot = Good()
+        driver.decide(request())
+        assert driver.last_error is None
+
     def test_strict_mode_raises(self):
         """Strict mode raises BotAnswerError for an illegal answer and re-raises exceptions."""
         with pytest.raises(BotAnswerError, match="not legal"):
