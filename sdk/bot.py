@@ -190,6 +190,7 @@ class Driver:
             raise
         except Exception as error:
             if self.strict:
+                error.add_note(f"in choose_{kind} of this view:\n{describe(view)}")
                 raise
             self.errors += 1
             trace = traceback.format_exc()
@@ -371,17 +372,28 @@ def run(
     )
     args = parser.parse_args(argv)
     if args.local:
+        from ..referee.rules import new_game
+
         try:
             opponent = _example_bot(args.against)
+            new_game(args.game, args.players, args.seed, args.rule)  # the rules and table size
         except ValueError as error:
             parser.error(str(error))
+        if args.games < 1:
+            parser.error(f"--games must be at least 1, not {args.games}")
         players = [bot_class] + [opponent] * (args.players - 1)
         try:
             totals = local_match(
                 players, games=args.games, game=args.game, seed=args.seed, options=args.rule
             )
-        except ValueError as error:  # invalid rules or player count
-            parser.error(str(error))
+        except BotAnswerError as error:  # an illegal answer: the message says where
+            print(f"{name}: {error}", file=sys.stderr)
+            sys.exit(1)
+        except Exception:  # the bot's own code raised: its traceback, not a usage error
+            traceback.print_exc()
+            print(f"{name}: the bot raised (traceback above); no substitute moves in --local",
+                  file=sys.stderr)
+            sys.exit(1)
         labels = [f"{name} (you)"] + [f"{args.against} {i}" for i in range(1, args.players)]
         for label, total in zip(labels, totals, strict=True):
             print(f"{label:>24}: {total}")
