@@ -248,6 +248,10 @@ class _Session:
                     self.rid = rid
                     self._send(answer)
                     return None
+                if message.problem is not None and message.secret == self.secret:
+                    self._send(wire.error(message.problem), rid)
+                    self.dead = True
+                    return Fault(0, FaultStatus.PROTOCOL, f"hello refused: {message.problem}")
                 self._send(wire.error("unknown secret or protocol"), rid)
         self.dead = True
         return Fault(0, FaultStatus.NO_START, f"no hello within {self.clock.start_seconds:g} s")

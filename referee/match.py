@@ -376,7 +376,10 @@ class _Referee:
             ):
                 answer = connection.hello(hello)
                 if answer is None:
-                    self._send(rid, wire.error(f"unsupported protocol {hello.protocol}"))
+                    reason = hello.problem or f"unsupported protocol {hello.protocol}"
+                    self._send(rid, wire.error(reason))
+                    if hello.problem is not None:
+                        self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
                     return
                 bot.routing_id = rid
                 bot.ever_ready = True

@@ -103,6 +103,8 @@ class Hello:
     protocol: int
     secret: str
     bot: str
+    #: why this hello (with a readable secret) is refused: a bad ``protocol`` or ``bot`` label
+    problem: str | None = None
 
 
 @attrs.frozen
@@ -183,17 +185,16 @@ def decode(frame: bytes) -> Hello | MoveReply | Invalid:
         version = message.get("protocol")
         secret = message.get("secret")
         label = message.get("bot", "")
-        if type(version) is not int:
-            return Invalid(
-                FaultStatus.MALFORMED, f"hello protocol {_text(version)} is not an integer"
-            )
         if type(secret) is not str or len(secret) > MAX_SECRET:
             return Invalid(FaultStatus.MALFORMED, "hello secret is not a short string")
+        # the secret says who it is: a hello wrong otherwise is answered, not dropped
+        if type(version) is not int:
+            why = f"hello protocol {_text(version)} is not an integer (this referee speaks 1)"
+            return Hello(0, secret, "", why)
         if type(label) is not str or len(label) > MAX_LABEL:
-            return Invalid(
-                FaultStatus.MALFORMED,
-                f"hello bot label is not a string of at most {MAX_LABEL} characters",
-            )
+            size = f"{len(label)} characters" if type(label) is str else type(label).__name__
+            why = f"hello bot label is not a string of at most {MAX_LABEL} characters ({size})"
+            return Hello(version, secret, "", why)
         return Hello(version, secret, label)
     return Invalid(FaultStatus.MALFORMED, f"unknown message type {_text(kind)}")
 
@@ -365,6 +366,8 @@ class Connection:
         if self.state is not State.AWAITING_HELLO:
             raise ProtocolStateError("hello", self)
         if message.secret != self.secret or message.protocol != PROTOCOL_VERSION:
+            return None
+        if message.problem is not None:
             return None
         self.label = message.bot
         self.state = State.READY

@@ -179,6 +179,15 @@ class TestFaultOutput:
 BUGGY = os.path.join(HERE, "bots", "buggy_bot.py")
 
 
+class TestBadHello:
+    def test_a_long_label_fails_with_the_problem(self, capsys):
+        """A hello with a 65-character label fails the check as `protocol`, saying why."""
+        code, data = check_json(capsys, *FAST, "--max-failures", "1", f"{MATCH_BOT} longlabel")
+        assert code == 1
+        fault = data["checks"][0]["faults"][0]
+        assert fault["status"] == "protocol" and "at most 64 characters" in fault["detail"]
+
+
 class TestBotErrors:
     def test_covered_up_errors_fail_the_check(self, capsys):
         """An SDK bot that raises or answers illegally fails with bot_error and its traceback."""

@@ -155,6 +155,20 @@ class TestFaults:
         if mode == "badsecret":
             assert "'type': 'error'" in result.logs[f"{mode}1"]
 
+    @pytest.mark.parametrize(
+        ("mode", "problem"),
+        [("longlabel", "at most 64 characters (65 characters)"), ("boolprotocol", "True")],
+    )
+    def test_a_bad_hello_is_answered_and_faulted_with_the_problem(self, mode, problem):
+        """A hello with the right secret but a 65-character label or `protocol: true` gets an
+        error naming the problem and a protocol fault saying it (then no_start)."""
+        spec = spec_for(["random", mode, "random"], time_control=TimeControl(0.3, 0.2, 1))
+        result = play_match(spec, sandbox=UNSANDBOXED)
+        faults = [f for g in result.games for f in g.faults]
+        assert [f.status for f in faults] == [FaultStatus.PROTOCOL, FaultStatus.NO_START]
+        assert faults[0].detail.startswith("hello refused: hello ") and problem in faults[0].detail
+        assert "'type': 'error'" in result.logs[f"{mode}1"] and problem in result.logs[f"{mode}1"]
+
     def test_crash_restart_budget(self):
         """A crashing bot is restarted while its budget lasts, then dropped."""
         result = play_match(

@@ -46,6 +46,24 @@ class TestDecode:
         )
 
     @pytest.mark.parametrize(
+        ("hello", "problem"),
+        [
+            ({**HELLO, "bot": "x" * 65}, "at most 64 characters (65 characters)"),
+            ({**HELLO, "bot": 7}, "at most 64 characters (int)"),
+            ({**HELLO, "protocol": True}, "protocol True is not an integer"),
+            ({**HELLO, "protocol": "1"}, "protocol '1' is not an integer"),
+        ],
+    )
+    def test_a_hello_wrong_in_one_field_names_the_problem(self, hello, problem):
+        """A hello with a readable secret but a bad label or protocol is a Hello with the
+        problem (so the referee can answer it); the connection refuses it."""
+        result = wire.decode(pack(hello))
+        assert type(result) is wire.Hello and problem in result.problem
+        connection = wire.Connection("bot", "s3cret")
+        assert connection.hello(result) is None
+        assert connection.state is wire.State.AWAITING_HELLO
+
+    @pytest.mark.parametrize(
         "frame",
         [
             b"",
@@ -64,9 +82,7 @@ class TestDecode:
             pack({b"type": "move", "id": 1, "move": "3H"}),  # bin key
             pack({1: "move"}),  # non-string key
             pack({"type": "move", "id": 1, "move": msgpack.ExtType(3, b"xy")}),
-            pack({"type": "hello", "protocol": True, "secret": "s"}),
             pack({"type": "hello", "protocol": 1, "secret": 5}),
-            pack({"type": "hello", "protocol": 1, "secret": "s", "bot": "x" * 65}),
             pack({"type": "move", "id": 1, "move": list(range(65))}),  # list too long
             b"\xdd\xff\xff\xff\xff",  # array header claiming 4 G items
         ],
