@@ -1122,7 +1122,9 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     trump_rows = [
         {
             "suit": suit,
-            "label": f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if suit in SUIT_NAMES else "No trump",
+            "label": (
+                f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if suit in SUIT_NAMES else "No trump"
+            ),
             "rate": rate,
         }
         for suit, rate in stats["trump_rates"].items()
