@@ -258,6 +258,10 @@
     watchOverflow();
   };
 
+  if (window.ohsevenInline) {  // a standalone page (ohseven-referee view): the data is inline
+    window.ohsevenReplay(window.ohsevenInline);
+    return;
+  }
   var match = /[?&]game=([A-Za-z0-9._-]+)/.exec(location.search);
   if (!match) {
     fail("No game given: open this page as replay.html?game=<game id> (links are on the games page).");
