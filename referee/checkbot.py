@@ -563,7 +563,9 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"  {label}  {check['name']} (seat {check['seat']}): {extra}")
         for fault in check["faults"]:
             times = f" x{fault['count']}" if fault["count"] > 1 else ""
-            lines.append(f"          {fault['status']}{times}: {fault['detail']}")
+            first, *rest = str(fault["detail"]).splitlines() or [""]
+            lines.append(f"          {fault['status']}{times}: {first}")
+            lines.extend(f"              {line}" for line in rest)
         if check["faults"]:
             tail = check.get("output_tail", "")
             if tail:
