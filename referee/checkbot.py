@@ -40,6 +40,12 @@ from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxErr
 from .secret import derive_seed, secret_from_seed
 from .staging import StagingError, staged_bots
 
+
+def output_tail(text: str) -> str:
+    from .match_cli import output_tail as tail
+
+    return tail(text)
+
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
 #: faults after which a check stops asking the bot (fallback moves finish the game)
@@ -79,6 +85,7 @@ class CheckResult:
     rebids: int = 0  # bid requests after a forced attempt
     redeals: int = 0
     skipped: bool = False
+    output: str = ""  # the end of the bot's own output when the check failed
 
     @property
     def passed(self) -> bool:
@@ -175,7 +182,12 @@ class _Session:
     """One process of the bot, connected and welcomed, answering requests one at a time."""
 
     def __init__(
-        self, spec: BotSpec, config: SandboxConfig, clock: TimeControl, seed: int = 0
+        self,
+        spec: BotSpec,
+        config: SandboxConfig,
+        clock: TimeControl,
+        seed: int = 0,
+        strict: bool = False,
     ) -> None:
         self.spec = spec
         self.config = config
@@ -209,6 +221,8 @@ class _Session:
                 # as a tournament does: a bot seeded from it can replay its games exactly; one
                 # way from the seed, so that it does not give the deals away
                 "OHSEVEN_SEED": str(derive_seed(secret_from_seed(seed), "bot") >> 31),
+                # --strict: the SDK raises instead of covering the bot's errors up
+                **({"OHSEVEN_STRICT": "1"} if strict else {}),
             },
             config=config,
         )
@@ -225,7 +239,8 @@ class _Session:
             code = self.process.poll()
             if code is not None:
                 self.dead = True
-                return Fault(0, FaultStatus.NO_START, f"exited with code {code} before hello")
+                why = f"exited with code {code} before hello{self.process.hint()}"
+                return Fault(0, FaultStatus.NO_START, why)
             if not self.sock.poll(int(_POLL_SECONDS * 1000)):
                 continue
             rid, message = self._receive()
@@ -235,6 +250,10 @@ class _Session:
                     self.rid = rid
                     self._send(answer)
                     return None
+                if message.problem is not None and message.secret == self.secret:
+                    self._send(wire.error(message.problem), rid)
+                    self.dead = True
+                    return Fault(0, FaultStatus.PROTOCOL, f"hello refused: {message.problem}")
                 self._send(wire.error("unknown secret or protocol"), rid)
         self.dead = True
         return Fault(0, FaultStatus.NO_START, f"no hello within {self.clock.start_seconds:g} s")
@@ -369,6 +388,8 @@ def play_check(
             assert session is not None
             outcome, took = session.ask(game, codec, check.seat, feed.take(), bank)
             if type(outcome) is wire.Accepted:
+                if outcome.error is not None:  # the bot's code failed; its substitute is played
+                    faults.append(Fault(check.seat, FaultStatus.BOT_ERROR, outcome.error))
                 game.push(check.seat, outcome.move)
                 moves.append(codec.move_to_wire(kind, outcome.move))
                 seconds.append((kind, took))
@@ -404,9 +425,11 @@ def check_bot(
     max_failures: int = 3,
     replay_dir: str | None = None,
     determinism: bool = True,
+    strict: bool = False,
 ) -> Report:
     """Run every check of ``games`` on the bot; stop asking it after ``max_failures`` failed
-    checks (the rest are reported as skipped)."""
+    checks (the rest are reported as skipped). ``strict`` starts the bot with OHSEVEN_STRICT=1
+    (an SDK bot then fails hard where it would play a substitute move)."""
     config = sandbox or SandboxConfig()
     results: list[CheckResult] = []
     session: _Session | None = None
@@ -420,12 +443,14 @@ def check_bot(
             if session is None or session.dead:
                 if session is not None:
                     session.close()
-                session = _Session(spec, config, clock, seed)
+                session = _Session(spec, config, clock, seed, strict)
                 start_fault = session.start()
             result, game = play_check(None if session.dead else session, check, clock)
             if start_fault is not None:
                 fault = attrs.evolve(start_fault, seat=check.seat)
                 result = attrs.evolve(result, faults=(fault, *result.faults))
+            if not result.passed:
+                result = attrs.evolve(result, output=output_tail(session.process.log()))
             results.append(result)
             failures += not result.passed
             if replay_dir is not None:
@@ -504,6 +529,7 @@ def summary(report: Report) -> dict[str, Any]:
                     {"status": status, "detail": detail, "count": count}
                     for (status, detail), count in grouped.items()
                 ],
+                "output_tail": result.output,
             }
         )
     deterministic = report.deterministic
@@ -539,7 +565,16 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"  {label}  {check['name']} (seat {check['seat']}): {extra}")
         for fault in check["faults"]:
             times = f" x{fault['count']}" if fault["count"] > 1 else ""
-            lines.append(f"          {fault['status']}{times}: {fault['detail']}")
+            first, *rest = str(fault["detail"]).splitlines() or [""]
+            lines.append(f"          {fault['status']}{times}: {first}")
+            lines.extend(f"              {line}" for line in rest)
+        if check["faults"]:
+            tail = check.get("output_tail", "")
+            if tail:
+                lines.append("          its last output (stdout and stderr):")
+                lines.extend(f"          | {line}" for line in tail.splitlines())
+            else:
+                lines.append("          (it wrote no output)")
     lines.append("")
     lines.append("time per decision:")
     for kind, stats in data["timing"].items():
@@ -561,7 +596,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .match_cli import add_time_control_arguments
+    from .match_cli import add_extra_path_argument, add_time_control_arguments
 
     parser.add_argument(
         "--game",
@@ -573,6 +608,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sandbox", choices=MODES, default="bwrap", help="how the bot runs (default %(default)s)"
     )
     add_time_control_arguments(parser)
+    add_extra_path_argument(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -588,6 +624,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="skip the remaining checks after N failed ones (default %(default)s)",
     )
     parser.add_argument("--replays", metavar="DIR", help="save a replay of every check in DIR")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="start the bot with OHSEVEN_STRICT=1: an SDK bot then crashes with its traceback "
+        "where it would play a random legal move for an exception or an illegal answer",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("bot", metavar="BOT", help="a bot file or a command line")
 
@@ -599,17 +641,19 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from .match import raise_fd_limit
-    from .match_cli import BotArgumentError, announce_seed, bot_specs
+    from .match_cli import BotArgumentError, announce_seed, bot_specs, extra_paths
 
     raise_fd_limit()
 
     try:
         (spec,) = bot_specs([args.bot])
+        replays = args.replays and os.path.abspath(args.replays)
+        shown = extra_paths(args.extra_path, [spec], replays)
     except BotArgumentError as error:
         return _fail(str(error))
     if not args.move_timeout > 0 or not args.bank >= 0 or args.max_failures < 1:
         return _fail("--move-timeout must be positive, --bank not negative, --max-failures >= 1")
-    config = SandboxConfig(mode=args.sandbox)
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
     try:
         check_sandbox(config)
     except SandboxError as error:
@@ -635,6 +679,7 @@ def run(args: argparse.Namespace) -> int:
                 seed=seed,
                 max_failures=args.max_failures,
                 replay_dir=args.replays,
+                strict=args.strict,
             )
     except StagingError as error:
         return _fail(str(error))

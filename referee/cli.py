@@ -15,6 +15,7 @@ COMMANDS = {
     "check-bot": "checkbot",
     "tourney": "tourney",
     "publish": "publish_cli",
+    "view": "view_cli",
 }
 
 
@@ -22,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ohseven-referee",
         description="Referee for Oh-Seven and Oh Hell bots: "
-        "simulate, match, check-bot, tourney, publish.",
+        "simulate, match, check-bot, tourney, publish, view.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module_name in COMMANDS.items():

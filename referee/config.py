@@ -133,6 +133,7 @@ class SandboxSettings:
     mode: str = "bwrap"
     limits: tuple[tuple[str, int | float], ...] = ()
     ponder: bool = False
+    extra_paths: tuple[str, ...] = ()  # absolute host paths shown read-only to every bot
 
 
 @attrs.frozen
@@ -695,18 +696,29 @@ def load_config_text(
     )
 
     sb = _section(reader, data, "sandbox")
-    reader.keys(sb, "sandbox", ("mode", "ponder", *LIMIT_KEYS))
+    reader.keys(sb, "sandbox", ("mode", "ponder", "extra_paths", *LIMIT_KEYS))
     mode = reader.get(
         sb, "sandbox", "mode", lambda v: v in SANDBOX_MODES, f"one of {', '.join(SANDBOX_MODES)}"
+    )
+    extra_paths = reader.get(
+        sb,
+        "sandbox",
+        "extra_paths",
+        lambda v: isinstance(v, list) and all(_is_str(x) for x in v),
+        "a list of absolute paths",
+        [],
     )
     sandbox = SandboxSettings(
         mode=mode or "bwrap",
         limits=_limits(
-            reader, {k: v for k, v in sb.items() if k not in ("mode", "ponder")}, "sandbox"
+            reader,
+            {k: v for k, v in sb.items() if k not in ("mode", "ponder", "extra_paths")},
+            "sandbox",
         ),
         ponder=reader.get(
             sb, "sandbox", "ponder", lambda v: isinstance(v, bool), "true or false", False
         ),
+        extra_paths=tuple(extra_paths),
     )
 
     rt = _section(reader, data, "ratings")
@@ -748,6 +760,7 @@ def load_config_text(
         output = (base / output_raw).resolve() if output_raw is not None else default_output
         if output.exists() and not output.is_dir():
             doc.error("output" if output_raw is not None else "name", f"{output} is not a folder")
+        _check_extra_paths(doc, extra_paths, str(output), bots)
     if doc.errors:
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None
@@ -784,6 +797,20 @@ def load_config_text(
         document=data,
         bot_digests=tuple(staged.items()),
     )
+
+
+def _check_extra_paths(doc: _Document, paths: list[str], output: str, bots: list) -> None:
+    """Each extra path exists and shows no bot the output or another bot's folder."""
+    from .sandbox import bot_folder, extra_path_problem
+
+    protected: dict[str, str | None] = {"the output folder": output}
+    for entry in bots:
+        spec = entry.spec
+        protected[f"the folder of bot {spec.name}"] = bot_folder(spec.command, spec.directory)
+    for index, path in enumerate(paths):
+        problem = extra_path_problem(path, protected)
+        if problem is not None:
+            doc.error(f"sandbox.extra_paths[{index}]", problem)
 
 
 def load_config(path: str | os.PathLike[str]) -> TourneyConfig:

@@ -398,7 +398,9 @@ class _Referee:
             for bot in waiting:
                 code = bot.process.poll() if bot.process else None
                 if code is not None:
-                    self._lose(bot, FaultStatus.NO_START, f"exited with code {code} before hello")
+                    hint = bot.process.hint() if bot.process else ""
+                    why = f"exited with code {code} before hello{hint}"
+                    self._lose(bot, FaultStatus.NO_START, why)
             waiting = [b for b in waiting if b.connection is not None]
             self._watch()
             waiting = [b for b in waiting if b.connection is not None]
@@ -582,6 +584,8 @@ class _Referee:
             return
         if type(result) is wire.Accepted:
             bot.connection.answered()
+            if result.error is not None:  # recorded, not counted towards dropping the bot
+                state.faults.append(Fault(result.request.seat, FaultStatus.BOT_ERROR, result.error))
             self._apply(state, result.request, result.move)
             return
         self._fault(bot, result.status, result.detail)
@@ -612,7 +616,10 @@ class _Referee:
             ):
                 answer = connection.hello(hello)
                 if answer is None:
-                    self._send(rid, wire.error(f"unsupported protocol {hello.protocol}"))
+                    reason = hello.problem or f"unsupported protocol {hello.protocol}"
+                    self._send(rid, wire.error(reason))
+                    if hello.problem is not None:
+                        self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
                     return
                 bot.routing_id = rid
                 bot.ever_ready = True

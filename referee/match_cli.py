@@ -22,7 +22,14 @@ import attrs
 from . import cgroups
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
-from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
+from .sandbox import (
+    MODES,
+    SandboxConfig,
+    SandboxError,
+    bot_folder,
+    check_sandbox,
+    extra_path_problem,
+)
 from .secret import derive_seed, random_seed, secret_from_seed, short_seed_warning
 from .staging import StagingError, staged_bots
 
@@ -30,11 +37,20 @@ __all__ = [
     "configure",
     "run",
     "add_time_control_arguments",
+    "add_extra_path_argument",
+    "extra_paths",
     "bot_specs",
     "game_seeds",
     "rotating_seatings",
     "summarise",
+    "output_tail",
+    "render_faults",
 ]
+
+#: how much of a faulting bot's own output ``match`` and ``check-bot`` show: its last lines
+TAIL_LINES = 20
+TAIL_CHARS = 2000
+SHOWN_FAULTS = 5  # distinct faults listed per bot in the text report
 
 
 class BotArgumentError(ValueError):
@@ -66,8 +82,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
     )
+    add_extra_path_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def add_extra_path_argument(parser: argparse.ArgumentParser) -> None:
+    """``--extra-path``, shared by the commands that run bots."""
+    parser.add_argument(
+        "--extra-path",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an absolute host path the sandbox shows the bots read-only (repeatable): an "
+        "interpreter or library installed outside /usr, e.g. /opt/jdk",
+    )
+
+
+def extra_paths(
+    paths: Sequence[str], bots: Sequence[BotSpec], output: str | None = None
+) -> tuple[str, ...]:
+    """The ``--extra-path`` values, checked: absolute, existing, never showing a bot another
+    bot's folder or the output folder (raises :class:`BotArgumentError`)."""
+    protected: dict[str, str | None] = {"the output folder": output}
+    for spec in bots:
+        protected[f"the folder of bot {spec.name}"] = bot_folder(spec.command, spec.directory)
+    for path in paths:
+        problem = extra_path_problem(path, protected)
+        if problem is not None:
+            raise BotArgumentError(f"--extra-path: {problem}")
+    return tuple(paths)
 
 
 def add_time_control_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,6 +197,35 @@ def announce_seed(seed: int | None, option: str = "--seed") -> int:
     return seed
 
 
+def output_tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+    """The end of a bot's captured output: at most ``lines`` lines and ``chars`` characters,
+    marked with "…" when something before it was left out."""
+    text = text.rstrip()
+    kept = text.splitlines()[-lines:]
+    tail = "\n".join(kept)
+    if len(tail) > chars:
+        tail = tail[-chars:]
+    return tail if tail == text else "…" + tail
+
+
+def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:
+    """Text lines for a bot's faults, (status, detail, count) each, and its last output."""
+    lines = [f"{name}:"]
+    for status, detail, count in faults[:SHOWN_FAULTS]:
+        times = f" x{count}" if count > 1 else ""
+        first, *rest = detail.splitlines() or [""]
+        lines.append(f"  {status}{times}: {first}")
+        lines.extend(f"      {line}" for line in rest)
+    if len(faults) > SHOWN_FAULTS:
+        lines.append(f"  ... and {len(faults) - SHOWN_FAULTS} other faults (all in --json)")
+    if tail:
+        lines.append("  its last output (stdout and stderr):")
+        lines.extend(f"  | {line}" for line in tail.splitlines())
+    else:
+        lines.append("  (it wrote no output)")
+    return lines
+
+
 def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple((s + g) % bots for s in range(bots)) for g in range(games))
 
@@ -198,6 +271,7 @@ def summarise(result: MatchResult) -> dict:
     bots = []
     for name in names:
         row = rows[name]
+        row["output_tail"] = output_tail(str(result.logs.get(name, "")))
         played = row.pop("rank_sum")
         row["avg_rank"] = round(played / row["games"], 3) if row["games"] else None
         row["bid_accuracy"] = (
@@ -244,6 +318,15 @@ def _print_table(summary: dict) -> None:
             faults or "-",
         )
     Console().print(table)
+    for row in summary["bots"]:
+        grouped: Counter[tuple[str, str]] = Counter()
+        for game in summary["games"]:
+            for fault in game["faults"]:
+                if game["seats"][fault["seat"]] == row["name"]:
+                    grouped[(fault["status"], fault["detail"])] += 1
+        if grouped:
+            faults = [(status, detail, n) for (status, detail), n in grouped.items()]
+            print("\n".join(["", *render_faults(row["name"], faults, row["output_tail"])]))
 
 
 def _fail(message: str) -> int:
@@ -267,7 +350,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--games must be at least 1, not {games}")
     if not args.move_timeout > 0 or not args.bank >= 0:
         return _fail("--move-timeout must be positive and --bank not negative")
-    config = SandboxConfig(mode=args.sandbox)
+    try:
+        shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
+    except BotArgumentError as error:
+        return _fail(str(error))
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
     try:
         check_sandbox(config)
     except SandboxError as error:

@@ -68,6 +68,7 @@ MAX_SECRET = 256
 #: Late or repeated replies a bot may send per request without a fault; each one beyond is a
 #: ``protocol`` fault (so a flood of them gets the bot dropped instead of slowing the table).
 EXTRA_BUDGET = 2
+MAX_ERROR = 4000  # longest ``error`` of a move kept with its ``bot_error`` fault
 
 # msgpack >= 1.0 already decodes str as str, lists as lists and only str/bytes map keys
 _UNPACK_LIMITS = {
@@ -107,12 +108,15 @@ class Hello:
     protocol: int
     secret: str
     bot: str
+    #: why this hello (with a readable secret) is refused: a bad ``protocol`` or ``bot`` label
+    problem: str | None = None
 
 
 @attrs.frozen
 class MoveReply:
     id: int
     move: Any  # the wire move, checked against the request by the connection
+    error: str | None = None  # what the bot says its move covers up (a ``bot_error``)
 
 
 @attrs.frozen
@@ -178,22 +182,24 @@ def decode(frame: bytes) -> Hello | MoveReply | Invalid:
             )
         if "move" not in message:
             return Invalid(FaultStatus.MALFORMED, "move message without a 'move' key")
+        report = message.get("error")
+        if type(report) is str and report.strip():
+            return MoveReply(ident, message["move"], report[:MAX_ERROR])
         return MoveReply(ident, message["move"])
     if kind == "hello":
         version = message.get("protocol")
         secret = message.get("secret")
         label = message.get("bot", "")
-        if type(version) is not int:
-            return Invalid(
-                FaultStatus.MALFORMED, f"hello protocol {_text(version)} is not an integer"
-            )
         if type(secret) is not str or len(secret) > MAX_SECRET:
             return Invalid(FaultStatus.MALFORMED, "hello secret is not a short string")
+        # the secret says who it is: a hello wrong otherwise is answered, not dropped
+        if type(version) is not int:
+            why = f"hello protocol {_text(version)} is not an integer (this referee speaks 1)"
+            return Hello(0, secret, "", why)
         if type(label) is not str or len(label) > MAX_LABEL:
-            return Invalid(
-                FaultStatus.MALFORMED,
-                f"hello bot label is not a string of at most {MAX_LABEL} characters",
-            )
+            size = f"{len(label)} characters" if type(label) is str else type(label).__name__
+            why = f"hello bot label is not a string of at most {MAX_LABEL} characters ({size})"
+            return Hello(version, secret, "", why)
         return Hello(version, secret, label)
     return Invalid(FaultStatus.MALFORMED, f"unknown message type {_text(kind)}")
 
@@ -341,6 +347,7 @@ class Request:
 class Accepted:
     request: Request
     move: Any  # the engine move
+    error: str | None = None  # the bot's own report that this move is a substitute
 
 
 @attrs.frozen
@@ -365,6 +372,8 @@ class Connection:
         if self.state is not State.AWAITING_HELLO:
             raise ProtocolStateError("hello", self)
         if message.secret != self.secret or message.protocol != PROTOCOL_VERSION:
+            return None
+        if message.problem is not None:
             return None
         self.label = message.bot
         self.state = State.READY
@@ -469,7 +478,7 @@ class Connection:
             move = codec.move_from_wire(pending, message.move)
             if type(move) is Invalid:
                 return move
-            return Accepted(pending, move)
+            return Accepted(pending, move, message.error)
         if message.id in self.expired:
             self.extra += 1
             if self.extra > EXTRA_BUDGET:

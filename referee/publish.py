@@ -134,6 +134,7 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None or math.isnan(value) else round(value, digits)
 
 
+
 # --------------------------------------------------------------------------- the replay viewer
 
 _JOINS_PREVIOUS = {"deal", "received", "trump"}
@@ -819,11 +820,16 @@ def bot_statistics(records: Iterable[GameRecord]) -> dict[str, dict[str, Any]]:
     return result
 
 
-def table_statistics(records: Iterable[GameRecord]) -> dict[str, Any]:
+def table_statistics(records: Iterable[GameRecord], digits: int | None = 4) -> dict[str, Any]:
     """The per-table statistics of Board Game Arena over ``records``: games, scored rounds,
     tables by number of players, null-bid rate (share of accepted bids equal to 0), average top
     bid, forced re-bids per round, and the share of rounds whose trump was each suit (``none``:
-    Oh Hell rounds without trump)."""
+    Oh Hell rounds without trump). Rates are rounded to ``digits`` (None: exact, for pages
+    that format them once)."""
+
+    def keep(value: float | None) -> float | None:
+        return value if digits is None else _round(value, digits)
+
     games = 0
     players: Counter[int] = Counter()
     counts: Counter[str] = Counter()
@@ -844,12 +850,12 @@ def table_statistics(records: Iterable[GameRecord]) -> dict[str, Any]:
         "rounds": rounds,
         "players": dict(sorted(players.items())),
         "bids": counts["bids"],
-        "null_bid_rate": _round(_rate(counts["null_bids"], counts["bids"]), 4),
-        "average_top_bid": _round(_rate(counts["top_bid_sum"], rounds), 4),
-        "rebids_per_round": _round(_rate(counts["rebids"], rounds), 4),
+        "null_bid_rate": keep(_rate(counts["null_bids"], counts["bids"])),
+        "average_top_bid": keep(_rate(counts["top_bid_sum"], rounds)),
+        "rebids_per_round": keep(_rate(counts["rebids"], rounds)),
         "redeals": counts["redeals"],
         "trump_rates": {
-            suit: _round(_rate(trumps[suit], rounds), 4)
+            suit: keep(_rate(trumps[suit], rounds))
             for suit in (*SUIT_ORDER, "none")
             if suit != "none" or trumps["none"]
         },
@@ -1064,11 +1070,16 @@ def _find_replay(output: Path, path: str) -> Path | None:
     return None
 
 
-def replay_script(ident: str, record: GameRecord, replay: Mapping[str, Any]) -> str:
-    """The ``.js`` file of one game's replay: a call of ``ohsevenReplay`` with its frames."""
+def replay_script(
+    ident: str, record: GameRecord, replay: Mapping[str, Any], seed: int | None = None
+) -> str:
+    """The ``.js`` file of one game's replay: a call of ``ohsevenReplay`` with its frames;
+    ``seed`` (once revealed) as a string: a JavaScript number would round a 64-bit seed."""
     view = replay_view(replay)
     view["frames"] = compact_frames(view["frames"])
     view.update(id=ident, match_id=record.match_id, game_index=record.game_index)
+    if seed is not None:
+        view["seed"] = str(seed)
     text = json.dumps(view, separators=(",", ":"), ensure_ascii=True)
     return "ohsevenReplay(" + text.replace("</", "<\\/") + ");\n"
 
@@ -1106,16 +1117,22 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     slugs = {row["name"]: row["slug"] for row in board["bots"]}
     games = game_rows(tournament.games, slugs, replays, reveal=tournament.revealed)
     h2h = head_to_head(tournament.records)
-    stats = table_statistics(tournament.records)
+    stats = table_statistics(tournament.records, digits=None)  # formatted once, on the page
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
     site = {"name": tournament.name, "generated": generated}
     env = _environment()
     done = progress(tournament)
     order = [row["name"] for row in board["bots"]]
     trump_rows = [
-        {"suit": suit, "label": f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}", "rate": rate}
+        {
+            "suit": suit,
+            "label": (
+                f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if suit in SUIT_NAMES else "No trump"
+            ),
+            "rate": rate,
+        }
         for suit, rate in stats["trump_rates"].items()
-        if suit in SUIT_NAMES and rate is not None
+        if rate is not None
     ]
     index = env.get_template("index.html").render(
         root="",
@@ -1190,7 +1207,8 @@ def _publish_replays(
             continue
         ident = game_id(record.match_id, record.game_index)
         target = folder / f"{ident}.js"
-        if target.is_file() and ident in outcomes:
+        # once the seeds are revealed, the scripts are written again with them
+        if target.is_file() and ident in outcomes and not tournament.revealed:
             replays.append(ident)
             continue
         source = _find_replay(output, record.replay_path)
@@ -1198,7 +1216,8 @@ def _publish_replays(
             continue
         try:
             replay = load_replay(source)
-            script = replay_script(ident, record, replay)
+            seed = record.seed if tournament.revealed else None
+            script = replay_script(ident, record, replay, seed)
             outcomes[ident] = round_outcomes(replay)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             continue  # an unreadable replay: the game is listed without one

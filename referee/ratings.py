@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 import trueskill
 
-from .records import GameRecord
+from .records import FaultStatus, GameRecord
 from .rules import OH_HELL, OH_SEVEN, competition_ranks
 
 __all__ = [
@@ -46,7 +46,8 @@ def game_ranks(record: GameRecord, *, fault_ranks_last: bool = True) -> tuple[in
     """The ranks TrueSkill sees for ``record`` (1 best, equal ranks draw)."""
     if not fault_ranks_last or not record.faults:
         return tuple(competition_ranks(record.totals))
-    faulted = {fault.seat for fault in record.faults}
+    # a bot_error is the bot's own report of a legal substitute move: it does not rank last
+    faulted = {fault.seat for fault in record.faults if fault.status is not FaultStatus.BOT_ERROR}
     # A faulted bot scores below every clean one: shift its total below the lowest clean total.
     low = min(record.totals) - max(record.totals) - 1
     keys = [total + (low if seat in faulted else 0) for seat, total in enumerate(record.totals)]

@@ -35,6 +35,9 @@ class FaultStatus(enum.StrEnum):
     NO_START = "no_start"  # the process did not start or did not say hello in time
     DROPPED = "dropped"  # dropped from the match after too many faults; fallback plays for it
     LIMIT = "limit"  # killed for exceeding a resource limit (the limit is named in the detail)
+    #: the bot's own code failed (raised, or answered illegally) and the bot (its SDK) played
+    #: a legal substitute, saying so in its move; informational: the move stands
+    BOT_ERROR = "bot_error"
 
 
 @attrs.frozen

@@ -34,6 +34,7 @@ import collections
 import contextlib
 import errno
 import fcntl
+import glob
 import importlib.util
 import json
 import os
@@ -61,6 +62,8 @@ __all__ = [
     "BotStartError",
     "BotProcess",
     "check_sandbox",
+    "extra_path_problem",
+    "bot_folder",
     "seccomp_program",
     "MODES",
 ]
@@ -72,19 +75,35 @@ SANDBOX_SCRATCH = "/tmp"
 
 # System directories every interpreter or compiled bot may need, bound read-only when present.
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# The pieces of /etc that the dynamic loader and common runtimes read; nothing else of /etc.
+# The pieces of /etc that the dynamic loader and common runtimes read (OpenSSL's configuration
+# and the CA certificates that Node.js, Ruby or curl load at start, the alternatives that
+# /usr/bin/java and friends point through, the JVMs' configuration), nothing else of /etc: not
+# the accounts (a synthetic /etc/passwd and /etc/group name root, nobody and the bot), not
+# /etc/ssl/private, not the host's names.
 _ETC_FILES = (
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
     "/etc/alternatives",
     "/etc/localtime",
+    "/etc/timezone",
     "/etc/nsswitch.conf",
-    "/etc/java-17-openjdk",
-    "/etc/java-21-openjdk",
+    "/etc/ssl/openssl.cnf",
+    "/etc/ssl/certs",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/crypto-policies",
+    "/etc/pki/tls/openssl.cnf",
+    "/etc/pki/tls/certs",
+    "/etc/pki/ca-trust",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/mime.types",
 )
 # Hidden under an empty read-only tmpfs: file-nr, inode-nr, dentry-state (machine-wide counts).
 _HIDDEN_PROC = "/proc/sys/fs"
+# Runtimes with a configuration folder per version: every match of these is bound.
+_ETC_GLOBS = ("/etc/java-*", "/etc/jvm", "/etc/mono", "/etc/dotnet", "/etc/R", "/etc/php*")
 _OHSEVEN_PACKAGES = ("ohseven.sdk", "ohseven.referee", "ohseven.example_bots")
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
@@ -190,6 +209,33 @@ def check_sandbox(config: SandboxConfig) -> None:
         raise SandboxError(
             f"the sandbox program bubblewrap ({config.bwrap!r}) was not found: {_INSTALL_HINT}"
         )
+
+
+def bot_folder(command: Sequence[str], directory: str | None) -> str | None:
+    """The folder the sandbox shows a bot with this command (its ``directory``, or its script's)."""
+    if directory:
+        return os.path.realpath(directory)
+    return _default_bot_dir(tuple(_absolutise(arg) for arg in command))
+
+
+def extra_path_problem(path: str, protected: Mapping[str, str | None]) -> str | None:
+    """What is wrong with ``path`` as an extra read-only path (None: nothing). ``protected``
+    maps a description ("the output folder", "bot x's folder") to a folder no bot may see
+    through it: the path may neither be inside it nor contain it."""
+    if not os.path.isabs(path):
+        return f"{path!r} is not an absolute path"
+    if not os.path.exists(path):
+        return f"{path} does not exist"
+    real = os.path.realpath(path)
+    if real == "/":
+        return f"{path} would show the bots the whole file system"
+    for what, folder in protected.items():
+        if not folder:
+            continue
+        folder = os.path.realpath(folder)
+        if _inside(real, [folder]) or _inside(folder, [real]):
+            return f"{path} would show every bot {what} ({folder})"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -704,6 +750,24 @@ class BotProcess:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
 
+    def hint(self) -> str:
+        """Why a bot that exits at start may be missing files: what the sandbox hides from it
+        that it probably wanted (a ``node_modules`` or virtual environment above its folder)."""
+        if self.config.mode != "bwrap" or not self.bot_dir:
+            return ""
+        for name in ("node_modules", ".venv", "venv"):
+            if os.path.isdir(os.path.join(self.bot_dir, name)):
+                continue
+            for parent in reversed(_ancestors(os.path.join(self.bot_dir, name))):
+                found = os.path.join(parent, name)
+                if os.path.isdir(found) and not _inside(found, self._visible_roots()):
+                    return (
+                        f"; the sandbox shows the bot only its own folder {self.bot_dir}: "
+                        f"{found} above it is invisible (install the packages inside the "
+                        "bot's folder, or add the folder to extra_paths)"
+                    )
+        return ""
+
     def log(self) -> str:
         """The captured stdout+stderr, at most ``log_bytes`` of it plus a truncation mark."""
         return self._log.text()
@@ -770,7 +834,9 @@ class BotProcess:
                 os.write(seccomp_fd, program)
                 os.lseek(seccomp_fd, 0, os.SEEK_SET)
                 pass_fds.append(seccomp_fd)
-            argv = self._bwrap_argv(command, info_write, seccomp_fd)
+            etc_fds = [_data_fd(name, data) for name, data in _etc_data(self.uid).items()]
+            pass_fds.extend(etc_fds)
+            argv = self._bwrap_argv(command, info_write, seccomp_fd, etc_fds)
             cwd = None
         else:
             if self.uid is not None:
@@ -866,7 +932,9 @@ class BotProcess:
             "--",
         ]  # fmt: skip
 
-    def _bwrap_argv(self, command: list[str], info_fd: int, seccomp_fd: int | None) -> list[str]:
+    def _bwrap_argv(
+        self, command: list[str], info_fd: int, seccomp_fd: int | None, etc_fds: Sequence[int]
+    ) -> list[str]:
         limits = self.config.limits
         argv = [
             _which(self.config.bwrap) or self.config.bwrap,
@@ -899,9 +967,14 @@ class BotProcess:
         argv += ["--size", "4096", "--tmpfs", _HIDDEN_PROC, "--remount-ro", _HIDDEN_PROC]
         argv += ["--perms", "1777", "--size", str(limits.scratch_mb << 20)]
         argv += ["--tmpfs", SANDBOX_SCRATCH]
-        for path in _ETC_FILES:
-            if os.path.exists(path):
-                argv += ["--ro-bind", path, path]
+        # bubblewrap would make /etc (and /etc/ssl) 0700 root: the bot's uid could read nothing
+        parents("/etc/passwd")
+        for path in _etc_paths():
+            parents(path)
+            argv += ["--ro-bind", path, path]
+        argv += ["--perms", "0444", "--ro-bind-data", str(etc_fds[0]), "/etc/passwd"]
+        argv += ["--perms", "0444", "--ro-bind-data", str(etc_fds[1]), "/etc/group"]
+        argv += ["--perms", "0444", "--ro-bind-data", str(etc_fds[2]), "/etc/hosts"]
         readonly = [*_python_paths(), *self.config.extra_paths]
         if self.bot_dir:
             readonly.append(self.bot_dir)
@@ -949,6 +1022,35 @@ class BotProcess:
         raise BotStartError(
             errno.EPERM, f"bot {self.name!r}: the sandbox (bubblewrap) failed to start: {message}"
         )
+
+
+def _etc_paths() -> list[str]:
+    """The host files and folders of /etc shown to bots (those that exist here)."""
+    paths = [path for path in _ETC_FILES if os.path.exists(path)]
+    for pattern in _ETC_GLOBS:
+        paths.extend(sorted(glob.glob(pattern)))
+    return [path for path in paths if not os.path.islink(os.path.dirname(path))]
+
+
+def _etc_data(uid: int | None) -> dict[str, bytes]:
+    """The synthetic account and host files of the sandbox: passwd, group, hosts (in order)."""
+    uid = os.getuid() if uid is None else uid
+    users = {0: "root", 65534: "nobody"}
+    users.setdefault(uid, "bot")
+    passwd = "".join(
+        f"{name}:x:{n}:{n}:{name}:{SANDBOX_SCRATCH if n == uid else '/'}:/bin/sh\n"
+        for n, name in sorted(users.items())
+    )
+    group = "".join(f"{name}:x:{n}:\n" for n, name in sorted(users.items()))
+    hosts = "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n"
+    return {"passwd": passwd.encode(), "group": group.encode(), "hosts": hosts.encode()}
+
+
+def _data_fd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(f"ohseven-{name}")
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _bot_path() -> str:

@@ -102,7 +102,12 @@ def sandbox_config(config: TourneyConfig) -> Any:
     from .sandbox import Limits, SandboxConfig
 
     limits = Limits(**dict(config.sandbox.limits))
-    return SandboxConfig(mode=config.sandbox.mode, limits=limits, ponder=config.sandbox.ponder)
+    return SandboxConfig(
+        mode=config.sandbox.mode,
+        limits=limits,
+        ponder=config.sandbox.ponder,
+        extra_paths=config.sandbox.extra_paths,
+    )
 
 
 class _Stop(BaseException):

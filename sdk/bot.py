@@ -122,6 +122,8 @@ class Driver:
         self.strict = strict
         self.rng = rng or random.Random()
         self.errors = 0  # answers replaced by a random legal move
+        #: why the last answer was replaced by a random legal move (sent to the referee), or None
+        self.last_error: str | None = None
         # the hooks the bot overrides (the base class's are no-ops and are not called)
         self._hooks = {name: _overridden(bot, name) for name in _HOOKS}
         self._lazy = not any(self._hooks.values())
@@ -174,6 +176,7 @@ class Driver:
                 self.feed(events)
         # through the class: a view with queued events would check every instance lookup
         kind, legal, count = View.set_request(view, request)
+        self.last_error = None
         try:
             if kind == "pass":
                 answer: Any = self.bot.choose_pass(view, count)
@@ -185,13 +188,15 @@ class Driver:
                 raise BotAnswerError(f"unknown request kind {kind!r}")
         except BotAnswerError:
             raise
-        except Exception:
+        except Exception as error:
             if self.strict:
+                error.add_note(f"in choose_{kind} of this view:\n{describe(view)}")
                 raise
             self.errors += 1
-            _warn(
-                f"choose_{kind} raised; sending a random legal move instead:\n"
-                f"{traceback.format_exc()}"
+            trace = traceback.format_exc()
+            _warn(f"choose_{kind} raised; sending a random legal move instead:\n{trace}")
+            self.last_error = _error_report(
+                f"choose_{kind} raised {type(error).__name__}: {error} ({where(view)})", trace
             )
             return self._random(view)
         if type(answer) is str and kind != "pass" and answer in legal:
@@ -200,12 +205,13 @@ class Driver:
         if move is None:
             message = (
                 f"choose_{kind} returned {answer!r}, which is not legal "
-                f"(legal: {legal}{f', count {count}' if kind == 'pass' else ''})"
+                f"(legal: {legal}{f', count {count}' if kind == 'pass' else ''}; {where(view)})"
             )
             if self.strict:
-                raise BotAnswerError(message)
+                raise BotAnswerError(f"{message}\n{describe(view)}")
             self.errors += 1
             _warn(message + "; sending a random legal move instead")
+            self.last_error = _error_report(message, "")
             return self._random(view)
         return move
 
@@ -213,6 +219,36 @@ class Driver:
         if view.kind == "pass":
             return self.rng.sample(view.legal, view.count)
         return self.rng.choice(view.legal)
+
+
+#: longest ``error`` a move message carries (the referee keeps it with the fault)
+MAX_ERROR_CHARS = 2000
+
+
+def where(view: View) -> str:
+    """Where in the game a decision is: game, round, deal and trick, for error messages."""
+    text = f"game {view.index}, round {view.round}"
+    if view.deal:
+        text += f", deal {view.deal}"
+    if view.kind == "play":
+        text += f", trick {len(view.tricks) + 1}"
+    return text
+
+
+def describe(view: View) -> str:
+    """The bot's view of a decision, in a few lines, for error messages."""
+    lines = [
+        f"  {view.kind} in {where(view)}: seat {view.seat} of {view.players}, hand {view.hand}",
+        f"  bids {view.bids}, tricks won {view.tricks_won}, trump {view.trump}, "
+        f"current trick {view.trick}, legal {view.legal}",
+    ]
+    return "\n".join(lines)
+
+
+def _error_report(message: str, trace: str) -> str:
+    """``message`` and the end of ``trace``, at most ``MAX_ERROR_CHARS`` characters."""
+    text = f"{message}\n{trace.rstrip()}" if trace else message
+    return text if len(text) <= MAX_ERROR_CHARS else "…" + text[-MAX_ERROR_CHARS + 1 :]
 
 
 def _normalise(kind: str | None, answer: Any, legal: list[Any], count: int) -> Any:
@@ -279,7 +315,12 @@ def _serve(
                 continue
             kind = message.get("type")
             if kind == "request":
-                send(pack({"type": "move", "id": message["id"], "move": decide(message)}))
+                move = decide(message)
+                if driver.last_error is None:
+                    send(pack({"type": "move", "id": message["id"], "move": move}))
+                else:  # say what the substitute covers up: the referee records a bot_error
+                    reply = {"type": "move", "id": message["id"], "move": move}
+                    send(pack({**reply, "error": driver.last_error}))
             elif kind == "events":
                 driver.feed(message.get("events") or ())
             elif kind == "shutdown":
@@ -331,17 +372,28 @@ def run(
     )
     args = parser.parse_args(argv)
     if args.local:
+        from ..referee.rules import new_game
+
         try:
             opponent = _example_bot(args.against)
+            new_game(args.game, args.players, args.seed, args.rule)  # the rules and table size
         except ValueError as error:
             parser.error(str(error))
+        if args.games < 1:
+            parser.error(f"--games must be at least 1, not {args.games}")
         players = [bot_class] + [opponent] * (args.players - 1)
         try:
             totals = local_match(
                 players, games=args.games, game=args.game, seed=args.seed, options=args.rule
             )
-        except ValueError as error:  # invalid rules or player count
-            parser.error(str(error))
+        except BotAnswerError as error:  # an illegal answer: the message says where
+            print(f"{name}: {error}", file=sys.stderr)
+            sys.exit(1)
+        except Exception:  # the bot's own code raised: its traceback, not a usage error
+            traceback.print_exc()
+            print(f"{name}: the bot raised (traceback above); no substitute moves in --local",
+                  file=sys.stderr)
+            sys.exit(1)
         labels = [f"{name} (you)"] + [f"{args.against} {i}" for i in range(1, args.players)]
         for label, total in zip(labels, totals, strict=True):
             print(f"{label:>24}: {total}")

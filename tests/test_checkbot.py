@@ -154,3 +154,55 @@ def test_cli_registration():
         main(["check-bot", "--help"])
     assert exit_info.value.code == 0
     assert sys.modules["ohseven.referee.checkbot"] is checkbot
+
+
+LAST_WORDS = os.path.join(HERE, "bots", "last_words_bot.py")
+
+
+class TestFaultOutput:
+    @pytest.mark.parametrize(
+        ("mode", "status", "words"),
+        [("start", "no_start", "no module named 'mylib'"), ("play", "crash", "the card I")],
+    )
+    def test_failed_checks_show_the_bots_last_output(self, capsys, mode, status, words):
+        """A failed check shows the end of the bot's own output, in --json and in text."""
+        argv = [*FAST, "--max-failures", "1", "--game", OH_SEVEN, f"{LAST_WORDS} {mode}"]
+        code, data = check_json(capsys, *argv)
+        failed = [c for c in data["checks"] if c["status"] == "fail"]
+        assert code == 1 and failed
+        assert failed[0]["faults"][0]["status"] == status
+        assert words in failed[0]["output_tail"]
+        code, out, _ = check(capsys, *argv)
+        assert code == 1 and words in out and "its last output" in out
+
+
+BUGGY = os.path.join(HERE, "bots", "buggy_bot.py")
+
+
+class TestBadHello:
+    def test_a_long_label_fails_with_the_problem(self, capsys):
+        """A hello with a 65-character label fails the check as `protocol`, saying why."""
+        code, data = check_json(capsys, *FAST, "--max-failures", "1", f"{MATCH_BOT} longlabel")
+        assert code == 1
+        fault = data["checks"][0]["faults"][0]
+        assert fault["status"] == "protocol" and "at most 64 characters" in fault["detail"]
+
+
+class TestBotErrors:
+    def test_covered_up_errors_fail_the_check(self, capsys):
+        """An SDK bot that raises or answers illegally fails with bot_error and its traceback."""
+        argv = [*FAST, "--max-failures", "1", "--game", OH_SEVEN, BUGGY]
+        code, data = check_json(capsys, *argv)
+        assert code == 1 and data["passed"] is False
+        faults = data["checks"][0]["faults"]
+        assert {f["status"] for f in faults} == {"bot_error"}
+        assert any("ZeroDivisionError" in f["detail"] for f in faults)
+
+    def test_strict_makes_the_sdk_fail_hard(self, capsys):
+        """--strict passes OHSEVEN_STRICT=1: the SDK bot crashes, its traceback in the report."""
+        argv = [*FAST, "--strict", "--max-failures", "1", "--game", OH_SEVEN, BUGGY]
+        code, data = check_json(capsys, *argv)
+        assert code == 1
+        check = data["checks"][0]
+        assert check["faults"][0]["status"] == "crash"
+        assert "ZeroDivisionError" in check["output_tail"]

@@ -325,3 +325,40 @@ class TestPlayableBounds:
             "--trace",
             "out.txt",
         )
+
+
+class TestExtraPaths:
+    BASE = (
+        "name: x\ngame: oh-seven\ntable_size: 3\nbots:\n  - {name: a, file: bots/a.py}\n"
+        "  - {name: b, file: bots/b.py}\n  - {name: c, file: bots/b.py}\n"
+    )
+
+    def test_accepted_and_passed_to_the_sandbox(self, folder: Path, tmp_path_factory) -> None:
+        """`sandbox.extra_paths` lists absolute folders that reach the bots' SandboxConfig."""
+        from ohseven.referee.tourney import sandbox_config
+
+        lib = tmp_path_factory.mktemp("jdk")
+        config = load(folder, self.BASE + f"sandbox: {{extra_paths: [{lib}]}}\n")
+        assert config.sandbox.extra_paths == (str(lib),)
+        assert sandbox_config(config).extra_paths == (str(lib),)
+
+    @pytest.mark.parametrize(
+        ("paths", "message"),
+        [
+            ("[relative/lib]", "not an absolute path"),
+            ("[/no/such/folder]", "does not exist"),
+            ("[/]", "whole file system"),
+            ("[{folder}/bots]", "the folder of bot a"),
+            ("[{folder}]", "would show every bot"),
+            ("[{folder}/out/x]", "the output folder"),
+            ("/usr/lib", "a list of absolute paths"),
+        ],
+    )
+    def test_bad_paths_are_errors_at_their_key(self, folder: Path, paths, message) -> None:
+        """A relative, missing or root path, or one showing a bot's or the output folder, is an
+        error naming `sandbox.extra_paths`."""
+        (folder / "out" / "x").mkdir(parents=True)
+        text = self.BASE + "output: out/x\n" + "sandbox: {extra_paths: " + paths + "}\n"
+        errors = errors_of(folder, text.replace("{folder}", str(folder)))
+        assert len(errors) == 1 and "sandbox.extra_paths" in errors[0], errors
+        assert message in errors[0]

@@ -21,6 +21,7 @@ from ohseven.sdk import View, local_game, local_match
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BOT_DIR = os.path.join(ROOT, "example_bots", "c_bot")
+NODE_BOT_DIR = os.path.join(ROOT, "example_bots", "node_bot")
 
 
 class TestNames:
@@ -134,6 +135,66 @@ class TestCBot:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OHSEVEN_")}
         proc = subprocess.run([c_bot], capture_output=True, text=True, env=env)
         assert proc.returncode == 2 and "OHSEVEN_ENDPOINT" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def node_bot() -> str:
+    """The Node.js bot's script, its packages installed as the README says (npm ci)."""
+    if shutil.which("node") is None:
+        pytest.fail("node is not installed (Debian/Ubuntu: apt-get install nodejs npm)")
+    modules = os.path.join(NODE_BOT_DIR, "node_modules")
+    if not all(os.path.isdir(os.path.join(modules, p)) for p in ("zeromq", "@msgpack/msgpack")):
+        pytest.fail("the Node.js bot's packages are missing: npm ci --prefix example_bots/node_bot")
+    return os.path.join(NODE_BOT_DIR, "bot.js")
+
+
+class TestNodeBot:
+    @pytest.mark.parametrize("game,players", [("oh-seven", 3), ("oh-hell", 4)])
+    def test_plays_a_real_match_in_the_default_sandbox(self, node_bot, game, players):
+        """The Node.js bot (npm zeromq + @msgpack/msgpack) plays full games under bubblewrap,
+        as whatever uid the referee gives it, with no fault."""
+        bots = (BotSpec("node", ("node", node_bot)),) + tuple(
+            BotSpec(f"r{i}", (sys.executable, os.path.join(ROOT, "example_bots", "random_bot.py")))
+            for i in range(1, players)
+        )
+        spec = MatchSpec(
+            match_id="node-bot",
+            rules=Rules.make(game),
+            bots=bots,
+            seatings=(tuple(range(players)), tuple(reversed(range(players)))),
+            seeds=(5, 6),
+            time_control=TimeControl(move_seconds=2.0, bank_seconds=10.0, start_seconds=20.0),
+            fallback_seed=1,
+        )
+        result = play_match(spec, sandbox=SandboxConfig())
+        assert len(result.games) == 2
+        assert all(record.faults == () for record in result.games), result.logs["node"]
+
+    def test_without_environment(self, node_bot):
+        """Started by hand, the Node.js bot explains what it needs and exits 2."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OHSEVEN_")}
+        proc = subprocess.run(["node", node_bot], capture_output=True, text=True, env=env)
+        assert proc.returncode == 2 and "OHSEVEN_ENDPOINT" in proc.stderr
+
+
+class TestCBotSandboxed:
+    def test_plays_in_the_default_sandbox(self, c_bot):
+        """The compiled C bot (libzmq, msgpack-c from /usr/lib) plays under bubblewrap."""
+        bots = (BotSpec("c", (c_bot,)),) + tuple(
+            BotSpec(f"r{i}", (sys.executable, os.path.join(ROOT, "example_bots", "random_bot.py")))
+            for i in range(1, 3)
+        )
+        spec = MatchSpec(
+            match_id="c-bot-bwrap",
+            rules=Rules.make("oh-seven"),
+            bots=bots,
+            seatings=((0, 1, 2),),
+            seeds=(7,),
+            time_control=TimeControl(move_seconds=2.0, bank_seconds=10.0, start_seconds=20.0),
+            fallback_seed=1,
+        )
+        result = play_match(spec, sandbox=SandboxConfig())
+        assert result.games[0].faults == (), result.logs["c"]
 
 
 class TestReproducibility:

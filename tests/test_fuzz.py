@@ -97,8 +97,12 @@ class TestDecode:
             assert message["type"] == "move" and type(message["id"]) is int
             assert message["id"] > 0 and result.id == message["id"]
         if type(result) is wire.Hello:
-            assert message["type"] == "hello" and type(message["protocol"]) is int
+            assert message["type"] == "hello"
             assert type(message["secret"]) is str and len(message["secret"]) <= wire.MAX_SECRET
+            label = message.get("bot", "")
+            good = type(message.get("protocol")) is int and type(label) is str and len(label) <= 64
+            # a readable secret with a bad protocol or label: answered, naming the problem
+            assert (result.problem is None) is good
 
     @FUZZ
     @given(st.integers(1, 2**31), wire_moves, st.data())

@@ -155,6 +155,20 @@ class TestFaults:
         if mode == "badsecret":
             assert "'type': 'error'" in result.logs[f"{mode}1"]
 
+    @pytest.mark.parametrize(
+        ("mode", "problem"),
+        [("longlabel", "at most 64 characters (65 characters)"), ("boolprotocol", "True")],
+    )
+    def test_a_bad_hello_is_answered_and_faulted_with_the_problem(self, mode, problem):
+        """A hello with the right secret but a 65-character label or `protocol: true` gets an
+        error naming the problem and a protocol fault saying it (then no_start)."""
+        spec = spec_for(["random", mode, "random"], time_control=TimeControl(0.3, 0.2, 1))
+        result = play_match(spec, sandbox=UNSANDBOXED)
+        faults = [f for g in result.games for f in g.faults]
+        assert [f.status for f in faults] == [FaultStatus.PROTOCOL, FaultStatus.NO_START]
+        assert faults[0].detail.startswith("hello refused: hello ") and problem in faults[0].detail
+        assert "'type': 'error'" in result.logs[f"{mode}1"] and problem in result.logs[f"{mode}1"]
+
     def test_crash_restart_budget(self):
         """A crashing bot is restarted while its budget lasts, then dropped."""
         result = play_match(
@@ -182,6 +196,29 @@ class TestFaults:
         assert faults_of(result, "always_timeout0") == [FaultStatus.TIMEOUT] * 2 + [
             FaultStatus.DROPPED
         ]
+
+
+BUGGY = os.path.join(os.path.dirname(__file__), "bots", "buggy_bot.py")
+
+
+class TestBotErrors:
+    def test_sdk_substitutes_are_bot_errors_with_the_traceback(self):
+        """A bot whose code raises and answers illegally gets a bot_error per substitute move,
+        with its traceback; the moves stand, and many of them do not drop the bot."""
+        spec = attrs.evolve(
+            spec_for(["random", "random"]),
+            bots=(*spec_for(["random", "random"]).bots, BotSpec("buggy", (sys.executable, BUGGY))),
+            seatings=((0, 1, 2), (2, 0, 1)),
+            seeds=(100, 101),
+        )
+        result = play_match(spec, sandbox=SandboxConfig())
+        statuses = faults_of(result, "buggy")
+        assert statuses and set(statuses) == {FaultStatus.BOT_ERROR}
+        assert len(statuses) > 10  # more than drop_after_faults: still not dropped
+        details = [f.detail for g in result.games for f in g.faults]
+        assert any("ZeroDivisionError" in d and "Traceback" in d for d in details)
+        assert any("returned 'XX', which is not legal" in d for d in details)
+        assert faults_of(result, "random0") == faults_of(result, "random1") == []
 
 
 class TestSpec:

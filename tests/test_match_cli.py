@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from ohseven.referee.match_cli import bot_specs, game_seeds, rotating_seatings
@@ -127,3 +129,66 @@ class TestHelpers:
         assert game_seeds(1, 3) == game_seeds(1, 3)
         assert len(set(game_seeds(1, 50))) == 50
         assert set(game_seeds(1, 5)).isdisjoint(game_seeds(2, 5))
+
+
+class TestExtraPath:
+    def test_a_library_outside_the_bot_folder_is_shown(self, tmp_path):
+        """A bot importing a module from a folder outside its own starts only when that folder
+        is given with --extra-path (in the default bwrap sandbox)."""
+        shared = tempfile.mkdtemp(prefix="ohseven-extra-")
+        try:
+            os.chmod(shared, 0o755)
+            lib = os.path.join(shared, "lib")
+            mine = os.path.join(shared, "mine")
+            os.mkdir(lib, 0o755)
+            os.mkdir(mine, 0o755)
+            with open(os.path.join(lib, "helper_mod.py"), "w") as handle:
+                handle.write("from ohseven.example_bots.random_bot import RandomBot, run\n")
+            with open(os.path.join(mine, "bot.py"), "w") as handle:
+                handle.write(
+                    f"import sys\nsys.path.insert(0, {lib!r})\nimport helper_mod\n"
+                    "helper_mod.run(helper_mod.RandomBot)\n"
+                )
+            os.chmod(os.path.join(lib, "helper_mod.py"), 0o644)
+            os.chmod(os.path.join(mine, "bot.py"), 0o644)
+            bot = os.path.join(mine, "bot.py")
+            args = ["--json", "--games", "1", "--seed", str(2**130), BOT, BOT, bot]
+            hidden = json.loads(referee(*args).stdout)
+            assert hidden["bots"][2]["faults"] == {"no_start": 1}
+            shown = referee("--extra-path", lib, *args)
+            assert shown.returncode == 0, shown.stderr
+            assert json.loads(shown.stdout)["bots"][2]["faults"] == {}
+        finally:
+            shutil.rmtree(shared)
+
+    @pytest.mark.parametrize("which", ["relative", "missing", "bot"])
+    def test_bad_extra_paths_are_one_line_errors(self, which):
+        """--extra-path must be absolute, exist and not show a bot's own folder to the others."""
+        path = {"relative": "lib", "missing": "/no/such/dir", "bot": os.path.dirname(BOT)}[which]
+        out = referee("--extra-path", path, BOT, BOT)
+        assert out.returncode == 2 and "--extra-path" in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+
+
+LAST_WORDS = os.path.join(os.path.dirname(__file__), "bots", "last_words_bot.py")
+
+
+class TestFaultOutput:
+    @pytest.mark.parametrize(
+        ("mode", "status", "words"),
+        [("start", "no_start", "no module named 'mylib'"), ("play", "crash", "the card I")],
+    )
+    def test_json_and_text_show_the_bots_last_output(self, mode, status, words):
+        """A bot that fails has the end of its own output in --json and in the text report."""
+        args = ["--games", "1", "--seed", str(2**130), BOT, BOT, f"{LAST_WORDS} {mode}"]
+        data = json.loads(referee("--json", *args).stdout)
+        row = data["bots"][2]
+        assert row["faults"] == {status: 1}
+        assert words in row["output_tail"]
+        assert len(row["output_tail"].splitlines()) <= 21  # bounded: the "noise" is cut
+        assert data["bots"][0]["output_tail"] == ""
+        text = referee(*args)
+        assert text.returncode == 0, text.stderr
+        assert f"{status}: exited with code" in text.stdout and words in text.stdout
+        if mode == "start":
+            assert "noise 49" in text.stdout and "noise 0\n" not in text.stdout

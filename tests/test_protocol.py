@@ -46,6 +46,24 @@ class TestDecode:
         )
 
     @pytest.mark.parametrize(
+        ("hello", "problem"),
+        [
+            ({**HELLO, "bot": "x" * 65}, "at most 64 characters (65 characters)"),
+            ({**HELLO, "bot": 7}, "at most 64 characters (int)"),
+            ({**HELLO, "protocol": True}, "protocol True is not an integer"),
+            ({**HELLO, "protocol": "1"}, "protocol '1' is not an integer"),
+        ],
+    )
+    def test_a_hello_wrong_in_one_field_names_the_problem(self, hello, problem):
+        """A hello with a readable secret but a bad label or protocol is a Hello with the
+        problem (so the referee can answer it); the connection refuses it."""
+        result = wire.decode(pack(hello))
+        assert type(result) is wire.Hello and problem in result.problem
+        connection = wire.Connection("bot", "s3cret")
+        assert connection.hello(result) is None
+        assert connection.state is wire.State.AWAITING_HELLO
+
+    @pytest.mark.parametrize(
         "frame",
         [
             b"",
@@ -64,9 +82,7 @@ class TestDecode:
             pack({b"type": "move", "id": 1, "move": "3H"}),  # bin key
             pack({1: "move"}),  # non-string key
             pack({"type": "move", "id": 1, "move": msgpack.ExtType(3, b"xy")}),
-            pack({"type": "hello", "protocol": True, "secret": "s"}),
             pack({"type": "hello", "protocol": 1, "secret": 5}),
-            pack({"type": "hello", "protocol": 1, "secret": "s", "bot": "x" * 65}),
             pack({"type": "move", "id": 1, "move": list(range(65))}),  # list too long
             b"\xdd\xff\xff\xff\xff",  # array header claiming 4 G items
         ],
@@ -315,6 +331,34 @@ class TestAccept:
             else:
                 assert type(full) is wire.Accepted and answer == (full.request, full.move)
                 assert connection.pending is None and connection.state is wire.State.READY
+
+
+class TestBotErrorReport:
+    """A move with the SDK's ``error`` key: played, and the report kept for a bot_error."""
+
+    def test_error_key_takes_the_full_path_and_is_accepted_with_the_report(self):
+        """The hot path declines a move with an extra key; the full path accepts the same move
+        and carries the bot's report with it."""
+        game = new_game("oh-seven", 3, 1)
+        connection, request = TestAccept().awaiting(game)
+        codec = wire.MoveCodec(game)
+        frame = pack({"type": "move", "id": 7, "move": request.legal[0], "error": "KeyError: x"})
+        assert connection.accept(frame, codec) is None
+        assert connection.state is wire.State.AWAITING_MOVE
+        result = connection.receive(wire.decode(frame), codec)
+        assert type(result) is wire.Accepted and result.error == "KeyError: x"
+        assert result.move == game.deck.parse(request.legal[0])
+
+    @pytest.mark.parametrize("report", [7, None, "", "   ", ["x"]])
+    def test_a_non_text_or_empty_error_is_ignored(self, report):
+        """An ``error`` that is not a non-empty string reports nothing (the move still counts)."""
+        message = wire.decode(pack({"type": "move", "id": 3, "move": "5H", "error": report}))
+        assert message == wire.MoveReply(3, "5H")
+
+    def test_a_long_report_is_bounded(self):
+        """A report is kept to MAX_ERROR characters."""
+        message = wire.decode(pack({"type": "move", "id": 3, "move": "5H", "error": "e" * 9000}))
+        assert type(message) is wire.MoveReply and len(message.error) == wire.MAX_ERROR
 
 
 class TestMoveCodec:

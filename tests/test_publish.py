@@ -573,3 +573,81 @@ class TestSecrecy:
                 (5, True) if reveal else (None, False)
             )
             assert all((seed in text) is reveal for seed in seeds)
+
+
+def _page_data(html: str) -> dict:
+    start = html.index('<script type="application/json" id="page-data">') + len(
+        '<script type="application/json" id="page-data">'
+    )
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+class TestSiteDetails:
+    def test_revealed_seeds_reach_the_replay_as_exact_strings(self, tmp_path: Path) -> None:
+        """Once revealed, each replay script carries its game's seed as a string (a JavaScript
+        number would round a 64-bit seed); before, none."""
+        out = build_tournament(
+            tmp_path / "cup", reveal_seeds=True, game_seed=TestSecrecy.big_seed
+        )
+        publish(out)
+        for stored in load_tournament(out).games:
+            record = stored.record
+            ident = f"{record.match_id}-g{record.game_index}"
+            script = (out / "replay-data" / f"{ident}.js").read_text()
+            data = json.loads(script[len("ohsevenReplay(") : -len(");\n")])
+            assert data["seed"] == str(record.seed) and record.seed > 2**53
+
+    def test_oh_hell_trump_chart_includes_no_trump(self, tmp_path: Path) -> None:
+        """The Oh Hell trump chart has a "No trump" bar when rounds were played without trump,
+        with the same share as the statistics table."""
+        out = build_tournament(tmp_path / "hell", game="oh-hell", table=4, games_per_match=6)
+        publish(out)
+        stats = table_statistics(load_tournament(out).records, digits=None)
+        assert stats["trump_rates"].get("none"), "the deals had rounds without trump"
+        trumps = _page_data((out / "index.html").read_text())["trumps"]
+        labels = {row["label"]: row["rate"] for row in trumps}
+        assert labels["No trump"] == stats["trump_rates"]["none"]
+
+    def test_percentages_are_rounded_once(self, tmp_path: Path) -> None:
+        """The site formats exact rates once: 0.13946 shows as 13.9%, not 14.0% (after a first
+        rounding to 0.1395)."""
+        out = build_tournament(tmp_path / "cup")
+        records = load_tournament(out).records
+        exact = table_statistics(records, digits=None)
+        rounded = table_statistics(records)
+        assert rounded["null_bid_rate"] == round(exact["null_bid_rate"], 4)
+        publish(out)
+        html = (out / "index.html").read_text()
+        assert f"{100 * exact['null_bid_rate']:.1f}%" in html
+        for suit, rate in exact["trump_rates"].items():
+            assert rate == rounded["trump_rates"][suit] or round(rate, 4) == rounded[
+                "trump_rates"
+            ][suit]
+
+    def test_chart_colours_are_told_apart(self) -> None:
+        """No two colours of the charts' palette are nearly the same (CIE76 distance > 15)."""
+        import re
+
+        from ohseven.referee.publish import STATIC
+
+        source = (STATIC / "site.js").read_text()
+        palette = re.findall(r'"(#[0-9a-fA-F]{6})"', source.split("PALETTE = [")[1].split("]")[0])
+
+        def lab(colour: str) -> tuple[float, float, float]:
+            def linear(c: float) -> float:
+                return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+            r, g, b = (linear(int(colour[i : i + 2], 16) / 255) for i in (1, 3, 5))
+            x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+            y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+            z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+            def f(v: float) -> float:
+                return v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116
+
+            return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+        assert len(palette) >= 10
+        for one, other in itertools.combinations(palette, 2):
+            distance = sum((a - b) ** 2 for a, b in zip(lab(one), lab(other), strict=True)) ** 0.5
+            assert distance > 15, (one, other, distance)

@@ -149,3 +149,57 @@ class TestReplay:
         page.wait_for_selector("#replay-error:not([hidden])")
         assert "No replay was recorded for game nope-g0" in page.inner_text("#replay-error")
         page.close()
+
+
+def overflowing_without_cue(page: Page) -> list[str]:
+    """The ids (or classes) of tables wider than their box that show no scroll cue."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll('.scroll'))
+          .filter(box => box.scrollWidth > box.clientWidth + 1)
+          .filter(box => {
+            const cue = box.previousElementSibling;
+            return !(cue && cue.classList.contains('scroll-cue') && cue.offsetParent !== null);
+          })
+          .map(box => (box.firstElementChild && box.firstElementChild.id) || box.className)"""
+    )
+
+
+class TestLayout:
+    @pytest.mark.parametrize("width", [390, 1280])
+    def test_wide_tables_show_a_scroll_cue(self, site: Path, browser: Browser, width) -> None:
+        """At 390 and 1280 px, every table wider than its box (its hidden columns) has a visible
+        cue above it; on a phone some tables do overflow."""
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        bots = sorted((site / "bots").glob("*.html"))
+        overflowing = 0
+        for path in [site / "index.html", site / "games.html", *bots[:2]]:
+            page.goto(path.as_uri())
+            assert overflowing_without_cue(page) == [], path.name
+            overflowing += page.locator(".scroll-cue").count()
+        page.goto((site / "games.html").as_uri())
+        page.click("table.games a:text-is('replay')")
+        page.wait_for_selector("#replay:not([hidden])")
+        page.click("#last")
+        assert overflowing_without_cue(page) == []
+        if width == 390:
+            assert overflowing > 0
+        context.close()
+
+    def test_the_replay_fits_a_phone(self, site: Path, browser: Browser) -> None:
+        """On a 390 px wide phone the replay page is no wider than the screen."""
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        page = context.new_page()
+        page.goto((site / "games.html").as_uri())
+        page.click("table.games a:text-is('replay')")
+        page.wait_for_selector("#replay:not([hidden])")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.click("#last")  # the widest frame: every trick and score on the sheet
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.screenshot(path=str(ARTIFACTS / "replay-phone.png"), full_page=True)
+        context.close()
+
+    def test_greek_letters_keep_their_case(self, site: Path, page: Page) -> None:
+        """The rating heading reads "μ ± σ" (not "M ± Σ" from the headings' uppercase style)."""
+        page.goto((site / "index.html").as_uri())
+        assert page.inner_text("#ranking thead th:nth-child(4)") == "μ ± σ"

@@ -32,6 +32,11 @@ class TestRanks:
         assert game_ranks(game) == (3, 1, 2)
         assert game_ranks(game, fault_ranks_last=False) == (1, 2, 3)
 
+    def test_a_reported_bot_error_does_not_rank_last(self) -> None:
+        """A bot_error (the bot's own report of a legal substitute) keeps the bot's rank."""
+        game = record("abc", (20, 3, -4), [Fault(0, FaultStatus.BOT_ERROR, "ZeroDivisionError")])
+        assert game_ranks(game) == (1, 2, 3)
+
     def test_faulted_bots_keep_their_order_among_themselves(self) -> None:
         """Two faulted bots: below the clean one, ordered by their totals."""
         faults = [Fault(0, FaultStatus.CRASH), Fault(2, FaultStatus.ILLEGAL)]

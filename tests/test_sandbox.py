@@ -219,6 +219,29 @@ class TestIdentity:
         uids = {bot.uid for bot in bots}
         assert len(uids) == 4 and 0 not in uids
 
+    def test_system_files_runtimes_need_are_readable(self, run):
+        """The bot's uid reads what the loader, OpenSSL and the JVM read in /etc, and has a name."""
+        host = [p for p in ("/etc/ld.so.cache", "/etc/ssl/openssl.cnf") if os.path.exists(p)]
+        wanted = [*host, "/etc/passwd", "/etc/group"]
+        bot = run("readable", *wanted)
+        assert bot.wait(10) == 0, bot.log()
+        assert [line.split()[0] for line in results(bot, "readable")] == wanted, bot.log()
+        assert results(bot, "user") == ["bot"]
+
+    def test_no_account_or_key_files(self, run):
+        """The host's accounts, shadow and TLS private keys are not shown; passwd is synthetic."""
+        secrets = ["/etc/shadow", "/etc/gshadow", "/etc/ssl/private", "/etc/hostname"]
+        bot = run("readable", *secrets, "/etc/passwd")
+        assert bot.wait(10) == 0, bot.log()
+        assert [line.split()[0] for line in results(bot, "readable")] == ["/etc/passwd"]
+        assert sorted(line.split()[0] for line in results(bot, "unreadable")) == sorted(secrets)
+        with open("/etc/passwd") as host:
+            host_users = {line.split(":")[0] for line in host if line.strip()}
+        bot = run("read", "/etc/passwd")
+        assert bot.wait(10) == 0, bot.log()
+        shown = results(bot, "read")[0]
+        assert not any(f"\\n{user}:" in shown for user in host_users - {"root", "nobody"})
+
     def test_can_import_ohseven(self, run):
         """Python bots import the SDK and the rules from inside the sandbox."""
         bot = run("imports")
@@ -623,3 +646,28 @@ class TestConfig:
         """Every limit rejects zero."""
         with pytest.raises(ValueError, match=field):
             Limits(**{field: 0})
+
+
+class TestHints:
+    def test_node_modules_above_the_bot_folder_is_named(self, tmp_path, dirs):
+        """A bot whose packages sit in a parent folder's node_modules is told they are hidden."""
+        (tmp_path / "node_modules" / "zeromq").mkdir(parents=True)
+        bot_dir = tmp_path / "mybot"
+        bot_dir.mkdir()
+        (bot_dir / "bot.py").write_text("raise SystemExit(1)\n")
+        bot = BotProcess(
+            [sys.executable, str(bot_dir / "bot.py")],
+            name="hidden",
+            bot_dir=None,
+            socket_dir=dirs["sock"],
+            env={},
+            config=SANDBOXED,
+        )
+        hint = bot.hint()
+        assert str(tmp_path / "node_modules") in hint and "invisible" in hint
+        (bot_dir / "node_modules").mkdir()
+        assert bot.hint() == ""
+        assert BotProcess(
+            [sys.executable, str(bot_dir / "bot.py")],
+            name="u", bot_dir=None, socket_dir=dirs["sock"], env={}, config=UNSANDBOXED,
+        ).hint() == ""  # fmt: skip

@@ -89,6 +89,26 @@ class TestAnswers:
         err = capsys.readouterr().err
         assert "Traceback" in err and "boom in the bot" in err
 
+    def test_substitutes_are_reported_for_the_referee(self, capsys):
+        """A substitute move comes with ``last_error`` (exception and traceback, or the illegal
+        answer with where it happened); a good answer clears it."""
+        driver = Driver(Crasher())
+        driver.decide(request(events=[GAME]))
+        assert driver.last_error.startswith("choose_play raised RuntimeError: boom in the bot")
+        assert "Traceback" in driver.last_error and "game 0, round 0" in driver.last_error
+        driver = Driver(Cheater())
+        driver.decide(request(events=[GAME]))
+        assert "choose_play returned '0C', which is not legal" in driver.last_error
+        assert "trick 1" in driver.last_error
+
+        class Good(Bot):
+            def choose_play(self, view):
+                return view.legal[0]
+
+        driver.bot = Good()
+        driver.decide(request())
+        assert driver.last_error is None
+
     def test_strict_mode_raises(self):
         """Strict mode raises BotAnswerError for an illegal answer and re-raises exceptions."""
         with pytest.raises(BotAnswerError, match="not legal"):
@@ -140,6 +160,60 @@ class TestLocalGames:
         """local_match totals one entry per bot class."""
         totals = local_match([Bot, Bot, Bot], games=3, seed=1)
         assert len(totals) == 3
+
+
+LOCAL_BOT = """
+from ohseven.sdk import Bot, run
+
+
+class Local(Bot):
+    name = "mine"
+
+    def choose_bid(self, view):
+        if {mode!r} == "raise":
+            raise ValueError("my own bug in the bid")
+        return view.legal[0]
+
+    def choose_play(self, view):
+        if {mode!r} == "illegal" and view.round == 2 and len(view.tricks) == 1:
+            return "XX"
+        return view.legal[0]
+
+
+if __name__ == "__main__":
+    run(Local)
+"""
+
+
+class TestLocalMode:
+    def local(self, tmp_path, mode: str, *args: str) -> subprocess.CompletedProcess:
+        path = tmp_path / f"{mode}_bot.py"
+        path.write_text(LOCAL_BOT.format(mode=mode))
+        return subprocess.run(
+            [sys.executable, str(path), "--local", *args],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    def test_an_exception_in_the_bot_shows_its_traceback(self, tmp_path):
+        """A ValueError raised by the bot's code is shown with its traceback and the view, not
+        as a usage error."""
+        out = self.local(tmp_path, "raise", "--against", "heuristic")
+        assert out.returncode == 1
+        assert "Traceback" in out.stderr and "ValueError: my own bug in the bid" in out.stderr
+        assert "in choose_bid of this view" in out.stderr and "round 0" in out.stderr
+        assert "usage:" not in out.stderr
+
+    def test_an_illegal_answer_names_the_round_the_trick_and_the_view(self, tmp_path):
+        """An illegal answer says the round and trick and shows the bot's hand and the table."""
+        out = self.local(tmp_path, "illegal")
+        assert out.returncode == 1 and "Traceback" not in out.stderr
+        assert "returned 'XX', which is not legal" in out.stderr
+        assert "round 2, trick 2" in out.stderr and "hand [" in out.stderr
+
+    def test_bad_options_are_still_usage_errors(self, tmp_path):
+        """A table size the game cannot have is a usage error (exit 2)."""
+        out = self.local(tmp_path, "fine", "--players", "12")
+        assert out.returncode == 2 and "2 to 9 players" in out.stderr
 
 
 class TestLazyView:

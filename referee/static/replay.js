@@ -7,6 +7,32 @@
   var SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
   var data = null, frames = [], index = 0;
 
+  /* --- a table wider than its box gets a visible cue: "more columns: scroll sideways" */
+  function markOverflow(box) {
+    var over = box.scrollWidth > box.clientWidth + 1;
+    box.classList.toggle("overflows", over);
+    var cue = box.previousElementSibling;
+    var has = cue && cue.classList.contains("scroll-cue");
+    if (over && !has) {
+      cue = document.createElement("div");
+      cue.className = "scroll-cue";
+      cue.textContent = "more columns \u2192 scroll sideways";
+      box.parentNode.insertBefore(cue, box);
+    } else if (!over && has) {
+      cue.parentNode.removeChild(cue);
+    }
+  }
+  function watchOverflow() {
+    Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
+      markOverflow(box);
+      if (typeof ResizeObserver !== "undefined") {
+        var observer = new ResizeObserver(function () { markOverflow(box); });
+        observer.observe(box);
+        if (box.firstElementChild) observer.observe(box.firstElementChild);
+      }
+    });
+  }
+
   function $(id) { return document.getElementById(id); }
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -229,8 +255,13 @@
     $("replay").hidden = false;
     var start = /[?&]step=(\d+)/.exec(location.search);
     show(start ? +start[1] : 0);
+    watchOverflow();
   };
 
+  if (window.ohsevenInline) {  // a standalone page (ohseven-referee view): the data is inline
+    window.ohsevenReplay(window.ohsevenInline);
+    return;
+  }
   var match = /[?&]game=([A-Za-z0-9._-]+)/.exec(location.search);
   if (!match) {
     fail("No game given: open this page as replay.html?game=<game id> (links are on the games page).");

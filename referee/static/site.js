@@ -2,8 +2,8 @@
  * page's data is embedded as JSON in <script id="page-data"> (no fetch: pages work from file://). */
 (function () {
   "use strict";
-  var PALETTE = ["#2f5fd0", "#d9480f", "#2b8a3e", "#ae3ec9", "#e8590c", "#1098ad", "#c2255c",
-    "#5c940d", "#f08c00", "#364fc7", "#862e9c", "#087f5b", "#495057", "#a61e4d", "#74b816"];
+  var PALETTE = ["#2f5fd0", "#d9480f", "#2b8a3e", "#ae3ec9", "#8d6e63", "#1098ad", "#c2255c",
+    "#5c940d", "#f08c00", "#fcc419", "#862e9c", "#087f5b", "#495057", "#212529", "#74b816"];
 
   function color(i, alpha) {
     var hex = PALETTE[i % PALETTE.length];
@@ -11,6 +11,33 @@
     var n = parseInt(hex.slice(1), 16);
     return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
   }
+
+  /* --- a table wider than its box gets a visible cue: "more columns: scroll sideways" */
+  function markOverflow(box) {
+    var over = box.scrollWidth > box.clientWidth + 1;
+    box.classList.toggle("overflows", over);
+    var cue = box.previousElementSibling;
+    var has = cue && cue.classList.contains("scroll-cue");
+    if (over && !has) {
+      cue = document.createElement("div");
+      cue.className = "scroll-cue";
+      cue.textContent = "more columns \u2192 scroll sideways";
+      box.parentNode.insertBefore(cue, box);
+    } else if (!over && has) {
+      cue.parentNode.removeChild(cue);
+    }
+  }
+  function watchOverflow() {
+    Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
+      markOverflow(box);
+      if (typeof ResizeObserver !== "undefined") {
+        var observer = new ResizeObserver(function () { markOverflow(box); });
+        observer.observe(box);
+        if (box.firstElementChild) observer.observe(box.firstElementChild);
+      }
+    });
+  }
+  watchOverflow();
 
   /* --- sortable tables: click a <th>; cells sort by data-value (numbers when data-type=num) */
   function sortTable(table, column, type, descending) {

@@ -5,7 +5,8 @@ receives let it track its hand (it exits with code 5 if a legal card is not in t
 hand). The other modes misbehave once, on a given request, and otherwise play like ``random``:
 ``timeout``, ``crash``, ``garbage``, ``wrong_id``, ``old_id``, ``illegal``, ``badtype``,
 ``hang`` (never replies again), ``silent`` (never says hello), ``badsecret`` (says hello with
-a wrong secret and prints the answer), ``always_timeout``.
+a wrong secret and prints the answer), ``longlabel`` and ``boolprotocol`` (a hello with a
+65-character label, or ``protocol: true``; prints the answer), ``always_timeout``.
 """
 
 import os
@@ -29,6 +30,16 @@ def main() -> int:
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(os.environ["OHSEVEN_ENDPOINT"])
     secret = os.environ["OHSEVEN_SECRET"]
+    bad_hellos = {
+        "longlabel": {"type": "hello", "protocol": 1, "secret": secret, "bot": "x" * 65},
+        "boolprotocol": {"type": "hello", "protocol": True, "secret": secret},
+    }
+    if MODE in bad_hellos:  # a hello wrong in one field: the answer should say which
+        sock.send(msgpack.packb(bad_hellos[MODE]))
+        answer = msgpack.unpackb(sock.recv())
+        print(f"answer: {answer}", flush=True)
+        time.sleep(60)
+        return 0
     if MODE == "badsecret":
         sock.send(msgpack.packb({"type": "hello", "protocol": 1, "secret": "x" + secret}))
         answer = msgpack.unpackb(sock.recv())

@@ -48,6 +48,22 @@ def read(*paths):
             result("unlisted", f"{path} {error!r}")
 
 
+def readable(*paths):
+    """Which files (binary ones too) the bot's uid can read; and whoami through /etc/passwd."""
+    import pwd
+
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                result("readable", f"{path} {len(handle.read())}")
+        except OSError as error:
+            result("unreadable", f"{path} {error.strerror}")
+    try:
+        result("user", pwd.getpwuid(os.getuid()).pw_name)
+    except KeyError:
+        result("user", "-")
+
+
 def write(*paths):
     for path in paths:
         try:
@@ -376,6 +392,7 @@ ACTIONS = {
     "connect_tcp": connect_tcp,
     "connect_abstract": connect_abstract,
     "read": read,
+    "readable": readable,
     "write": write,
     "whoami": whoami,
     "signal": signal_pid,
