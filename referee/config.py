@@ -44,9 +44,10 @@ __all__ = [
     "LIMIT_KEYS",
     "CLUSTER_BOTS",
     "is_cluster_address",
+    "changed_keys",
 ]
 
-SCHEDULE_TYPES = ("round-robin", "gauntlet")
+SCHEDULE_TYPES = ("round-robin", "gauntlet", "league")
 #: ``schedule.deals``: a deal of its own for every game, or each deal once per seat rotation
 DEAL_MODES = ("independent", "duplicate")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
@@ -120,6 +121,8 @@ class ScheduleConfig:
     games_per_table: int = 1
     candidates: tuple[str, ...] = ()
     deals: str = "independent"
+    #: a league's budget of games (0 for the other types)
+    games: int = 0
 
 
 @attrs.frozen
@@ -157,8 +160,12 @@ class TourneyConfig:
     cluster: str | None = None
     cluster_bots: str = "shared"
     source: str = "<config>"
-    #: digest of everything that decides the results (not workers, output, cluster or source)
+    #: digest of everything that decides the results (not workers, output, cluster or source;
+    #: for a league, not the bots nor the budget of games either: see ``changed_keys``)
     digest: str = ""
+    #: (name, digest of the bot's entry and program) of every bot: a league refuses a bot
+    #: that changed under the same name
+    bot_fingerprints: tuple[tuple[str, str], ...] = ()
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
 
@@ -322,6 +329,40 @@ MAX_SCHEDULED_GAMES = 10_000_000
 #: keys that do not change the games: left out of the digest. The seed is left out too, so the
 #: published digest cannot be searched for a short seed; the store checks the secret apart.
 NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
+
+
+def _fixed_part(data: dict) -> dict:
+    """What a league may not change once it started: everything in the digest but the bots and
+    the budget of games (bots join and leave; the budget can grow)."""
+    fixed = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST and k != "bots"}
+    schedule = fixed.get("schedule")
+    if isinstance(schedule, dict):
+        fixed["schedule"] = {k: v for k, v in schedule.items() if k != "games"}
+    return fixed
+
+
+def _flatten(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            _flatten(inner, f"{path}.{key}" if path else str(key), out)
+    else:
+        out[path] = value
+    return out
+
+
+def changed_keys(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """(key, old value, new value) of every key of a league's fixed part (rules, table sizes,
+    time control, deals...) that differs between two configuration documents; a missing key
+    is None."""
+    before, after = (
+        _flatten(json.loads(json.dumps(_fixed_part(d), sort_keys=True, default=str)), "", {})
+        for d in (old, new)
+    )
+    return [
+        (key, before.get(key), after.get(key))
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
 
 
 _CLUSTER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
@@ -542,7 +583,9 @@ def load_config_text(
     pool = len(bots_raw or [])
 
     sched = _section(reader, data, "schedule")
-    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals"))
+    reader.keys(
+        sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals", "games")
+    )
     stype = reader.get(
         sched,
         "schedule",
@@ -583,6 +626,27 @@ def load_config_text(
         "a list of bot names",
         [],
     )
+    budget = reader.get(
+        sched,
+        "schedule",
+        "games",
+        lambda v: _is_pos_int(v) and v <= MAX_SCHEDULED_GAMES,
+        f"an integer from 1 to {MAX_SCHEDULED_GAMES:,}",
+        0,
+    )
+    if stype == "league":
+        if "games" not in sched:
+            doc.error("schedule", "a league needs `games` (its budget of games)")
+        elif budget and table_sizes and budget < min(table_sizes) * per_table:
+            doc.error(
+                "schedule.games",
+                f"{budget} games is less than one table ({min(table_sizes)} players x "
+                f"{per_table} games per table)",
+            )
+        if "repeats" in sched:
+            doc.error("schedule.repeats", "a league has no repeats: raise `games` instead")
+    elif "games" in sched:
+        doc.error("schedule.games", "only a league has a budget of `games`")
     if stype == "gauntlet":
         if not candidates:
             doc.error("schedule", "a gauntlet needs `candidates` (names of the bots tested)")
@@ -606,7 +670,7 @@ def load_config_text(
             if bots_raw and size > pool:
                 doc.error("table_size", f"a table of {size} needs {size} bots; there are {pool}")
 
-    if pool and table_sizes and not doc.errors:
+    if pool and table_sizes and not doc.errors and stype != "league":
         games = _scheduled_games(stype, pool, len(set(candidates)), table_sizes, repeats, per_table)
         if games > MAX_SCHEDULED_GAMES:
             doc.error(
@@ -703,10 +767,27 @@ def load_config_text(
     if doc.errors:
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None
-    decisive = {
-        k: v for k, v in data.items() if k not in NOT_IN_DIGEST
+    if stype == "league":  # bots may join and leave: each is checked apart (bot_fingerprints)
+        decisive = _fixed_part(data)
+    else:
+        decisive = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST}
+        decisive["_bot_files"] = fingerprints
+    entries = {
+        item["name"]: item for item in bots_raw or [] if isinstance(item, dict) and "name" in item
     }
-    decisive["_bot_files"] = fingerprints
+    bot_fingerprints = tuple(
+        (
+            bot.name,
+            hashlib.sha256(
+                json.dumps(
+                    [entries.get(bot.name), fingerprints.get(bot.name, "")],
+                    sort_keys=True,
+                    default=str,
+                ).encode()
+            ).hexdigest()[:16],
+        )
+        for bot in bots
+    )
     digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
         :16
     ]
@@ -715,7 +796,7 @@ def load_config_text(
         rules=rules,
         table_sizes=table_sizes,
         bots=tuple(bots),
-        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals),
+        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals, budget),
         time_control=time_control,
         sandbox=sandbox,
         ratings=ratings,
@@ -728,6 +809,7 @@ def load_config_text(
         cluster_bots=cluster_bots,
         source=source,
         digest=digest,
+        bot_fingerprints=bot_fingerprints,
         document=data,
     )
 

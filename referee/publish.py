@@ -514,6 +514,10 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         matches_total, games_total = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
         ).fetchone()
+        # rows are written as matches are scheduled: the referee keeps the totals in meta
+        if meta.get("games_total", "").isdigit():
+            games_total = int(meta["games_total"])
+            matches_total = int(meta.get("matches_total", matches_total))
         matches_done = sum(1 for status in store.match_status().values() if status == "done")
         logs = {}
         for (match_index,) in db.execute("SELECT DISTINCT match_index FROM logs"):

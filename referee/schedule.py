@@ -23,16 +23,26 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+import math
+import random
+from collections.abc import Container, Iterator, Mapping, Sequence
 
 import attrs
 
 from .config import DEAL_MODES, TourneyConfig
-from .records import MatchSpec
+from .records import BotSpec, MatchSpec
 from .secret import derive_seed
 
-__all__ = ["ScheduledMatch", "build_schedule", "derive_seed", "schedule_size", "DEAL_MODES"]
-
+__all__ = [
+    "ScheduledMatch",
+    "build_schedule",
+    "iter_schedule",
+    "draw_wave",
+    "league_match",
+    "derive_seed",
+    "schedule_size",
+    "DEAL_MODES",
+]
 
 
 @attrs.frozen
@@ -85,34 +95,188 @@ def _games(
     )
 
 
-def build_schedule(config: TourneyConfig, secret: bytes) -> tuple[ScheduledMatch, ...]:
-    """Every match of the tournament, in canonical order (repeat, table size, table), its deals
-    derived from ``secret`` (see ``secret``)."""
-    matches: list[ScheduledMatch] = []
-    first_game = 0
+def _positions(config: TourneyConfig) -> Iterator[tuple[int, int, int, tuple[str, ...]]]:
+    """(match index, first game, repeat, table) of every match in canonical order, cheaply (no
+    deal is derived): what a resumed run skips through."""
     per_table = config.schedule.games_per_table
-    by_name = {bot.name: bot.spec for bot in config.bots}
+    index = first_game = 0
     for repeat in range(config.schedule.repeats):
         for size in config.table_sizes:
+            games = size * per_table
             for table in _tables(config, size):
-                key = json.dumps([repeat, list(table)], separators=(",", ":"))
-                seatings, seeds = _games(secret, config.schedule.deals, key, size, per_table)
-                index = len(matches)
-                spec = MatchSpec(
-                    match_id=f"m{index:05d}",
-                    rules=config.rules,
-                    bots=tuple(by_name[name] for name in table),
-                    seatings=seatings,
-                    seeds=seeds,
-                    time_control=config.time_control,
-                    fallback_seed=derive_seed(secret, "fallback", key),
-                )
-                matches.append(ScheduledMatch(index, first_game, spec))
-                first_game += len(seeds)
-    return tuple(matches)
+                yield index, first_game, repeat, table
+                index += 1
+                first_game += games
+
+
+def _match(
+    config: TourneyConfig,
+    by_name: Mapping[str, BotSpec],
+    secret: bytes,
+    index: int,
+    first_game: int,
+    key: str,
+    table: Sequence[str],
+) -> ScheduledMatch:
+    size = len(table)
+    per_table = config.schedule.games_per_table
+    seatings, seeds = _games(secret, config.schedule.deals, key, size, per_table)
+    spec = MatchSpec(
+        match_id=f"m{index:05d}",
+        rules=config.rules,
+        bots=tuple(by_name[name] for name in table),
+        seatings=seatings,
+        seeds=seeds,
+        time_control=config.time_control,
+        fallback_seed=derive_seed(secret, "fallback", key),
+    )
+    return ScheduledMatch(index, first_game, spec)
+
+
+def iter_schedule(
+    config: TourneyConfig, secret: bytes, skip: Container[int] = frozenset()
+) -> Iterator[ScheduledMatch]:
+    """The matches of a round-robin or gauntlet in canonical order (repeat, table size, table),
+    one at a time, leaving out the indices in ``skip``; deals derived from ``secret``."""
+    if config.schedule.type == "league":
+        raise ValueError("a league is drawn wave by wave: see draw_wave")
+    by_name = {bot.name: bot.spec for bot in config.bots}
+    for index, first_game, repeat, table in _positions(config):
+        if index in skip:
+            continue
+        key = json.dumps([repeat, list(table)], separators=(",", ":"))
+        yield _match(config, by_name, secret, index, first_game, key, table)
+
+
+def build_schedule(config: TourneyConfig, secret: bytes) -> tuple[ScheduledMatch, ...]:
+    """Every match of a round-robin or gauntlet, in canonical order (see :func:`iter_schedule`;
+    this holds them all in memory: for small schedules and tests)."""
+    return tuple(iter_schedule(config, secret))
 
 
 def schedule_size(config: TourneyConfig) -> tuple[int, int]:
-    """(matches, games) of the tournament (deals do not change its size)."""
-    schedule = build_schedule(config, b"size only")
-    return len(schedule), sum(match.games for match in schedule)
+    """(matches, games) of the tournament, counted without building it (deals do not change
+    its size). A league's games are its budget and its matches are drawn as it goes: (0, games)."""
+    sched = config.schedule
+    if sched.type == "league":
+        return 0, sched.games
+    names = len(config.bots)
+    candidates = len(set(sched.candidates))
+    matches = games = 0
+    for size in config.table_sizes:
+        if sched.type == "gauntlet":
+            tables = candidates * math.comb(names - candidates, size - 1)
+        else:
+            tables = math.comb(names, size)
+        matches += tables
+        games += tables * size * sched.games_per_table
+    return matches * sched.repeats, games * sched.repeats
+
+
+# --------------------------------------------------------------------------- leagues
+
+
+def league_match(
+    config: TourneyConfig,
+    secret: bytes,
+    index: int,
+    first_game: int,
+    wave: int,
+    table_no: int,
+    table: Sequence[str],
+) -> ScheduledMatch:
+    """Match ``index`` of a league: table ``table_no`` of wave ``wave`` (its bots' names in
+    sorted order); its deals derived from the secret, the wave and the table."""
+    key = json.dumps(["league", wave, table_no, list(table)], separators=(",", ":"))
+    by_name = {bot.name: bot.spec for bot in config.bots}
+    return _match(config, by_name, secret, index, first_game, key, table)
+
+
+def _sizes(rng: random.Random, sizes: Sequence[int], players: int) -> list[int]:
+    """Table sizes for a wave of ``players`` bots, drawn uniformly among the configured sizes
+    that leave a seatable rest (the bots left over sit the wave out)."""
+    low = min(sizes)
+    chosen: list[int] = []
+    rest = players
+    while rest >= low:
+        fits = [size for size in sizes if size == rest or low <= rest - size]
+        fits = fits or [size for size in sizes if size <= rest]
+        size = rng.choice(fits)
+        chosen.append(size)
+        rest -= size
+    return chosen
+
+
+def draw_wave(
+    config: TourneyConfig,
+    secret: bytes,
+    wave: int,
+    active: Sequence[str],
+    ratings: Mapping[str, tuple[float, float]],
+    played: Mapping[str, int],
+    meetings: Mapping[tuple[str, str], int],
+    budget: int,
+) -> list[tuple[str, ...]]:
+    """The tables of wave ``wave`` of a league, each as its bots' names in sorted order.
+
+    Every active bot gets at most one table. The bots with the fewest games (then the highest
+    sigma) are seated first, so the games per bot stay level; the bots left over when the
+    sizes do not add up sit this wave out. Each table starts from the first unseated bot and
+    draws each further seat among the unseated bots with a weight that is high for opponents
+    whose order against the table is still uncertain (TrueSkill: the chance that the two
+    ratings are in the other order, from ``mu`` and ``sigma``) and lower for pairs that have
+    already met often (``meetings``: tables shared), with a floor that keeps the spread of
+    opponents wide. ``budget``: the games left; tables that would pass it are left out.
+    Deterministic: the RNG is seeded from the secret and the wave number, and only the names
+    (sorted) matter, not their order in ``active``.
+    """
+    import numpy as np  # only leagues need it: kept out of the import of every command
+
+    names = sorted(set(active))
+    rng = random.Random(derive_seed(secret, "wave", wave))
+    per_table = config.schedule.games_per_table
+    if len(names) < min(config.table_sizes):
+        return []
+    mu = np.array([ratings[name][0] for name in names], dtype=float)
+    sigma = np.array([ratings[name][1] for name in names], dtype=float)
+    beta2 = 2 * (25.0 / 6) ** 2  # two performances' variance (TrueSkill's default beta)
+    tiebreak = [rng.random() for _ in names]
+    order = sorted(
+        range(len(names)), key=lambda i: (played.get(names[i], 0), -sigma[i], tiebreak[i])
+    )
+    position = {name: i for i, name in enumerate(names)}
+    met = np.zeros((len(names), len(names)), dtype=float)
+    for (a, b), count in meetings.items():
+        if a in position and b in position:
+            met[position[a], position[b]] = met[position[b], position[a]] = count
+    free = np.ones(len(names), dtype=bool)
+    tables: list[tuple[str, ...]] = []
+    for size in _sizes(rng, config.table_sizes, len(names)):
+        games = size * per_table
+        if games > budget:
+            continue
+        seed = next(i for i in order if free[i])
+        members = [seed]
+        free[seed] = False
+        while len(members) < size:
+            weight = np.zeros(len(names))
+            for m in members:
+                spread = beta2 + sigma[m] ** 2 + sigma**2
+                uncertain = np.exp(-((mu - mu[m]) ** 2) / (2 * spread))
+                weight += (uncertain + _FLOOR) / (1.0 + met[m])
+            weight = np.where(free, weight, 0.0)
+            total = float(weight.sum())
+            pick = rng.random() * total
+            chosen = int(np.searchsorted(np.cumsum(weight), pick, side="right"))
+            chosen = min(chosen, len(names) - 1)
+            while not free[chosen]:  # rounding at the very end of the sum
+                chosen -= 1
+            members.append(chosen)
+            free[chosen] = False
+        budget -= games
+        tables.append(tuple(sorted(names[i] for i in members)))
+    return tables
+
+
+#: the weight every opponent keeps however certain its order is: the spread of opponents
+_FLOOR = 0.05
