@@ -220,9 +220,10 @@ def draw_wave(
     """The tables of wave ``wave`` of a league, each as its bots' names in sorted order.
 
     Every active bot gets at most one table. The bots with the fewest games (then the highest
-    sigma) are seated first, so the games per bot stay level; the bots left over when the
-    sizes do not add up sit this wave out. Each table starts from the first unseated bot and
-    draws each further seat among the unseated bots with a weight that is high for opponents
+    sigma) are seated first and at the largest tables, so the games per bot stay level; the
+    bots left over when the sizes do not add up sit this wave out. Each table starts from the
+    first unseated bot and draws each further seat among the unseated bots of its size's group
+    with a weight that is high for opponents
     whose order against the table is still uncertain (TrueSkill: the chance that the two
     ratings are in the other order, from ``mu`` and ``sigma``) and lower for pairs that have
     already met often (``meetings``: tables shared), with a floor that keeps the spread of
@@ -249,32 +250,38 @@ def draw_wave(
     for (a, b), count in meetings.items():
         if a in position and b in position:
             met[position[a], position[b]] = met[position[b], position[a]] = count
-    free = np.ones(len(names), dtype=bool)
+    sizes: list[int] = []
+    for size in sorted(_sizes(rng, config.table_sizes, len(names)), reverse=True):
+        if size * per_table <= budget:
+            sizes.append(size)
+            budget -= size * per_table
+    # the bots with the fewest games get the largest tables: games per bot stay level
     tables: list[tuple[str, ...]] = []
-    for size in _sizes(rng, config.table_sizes, len(names)):
-        games = size * per_table
-        if games > budget:
-            continue
-        seed = next(i for i in order if free[i])
-        members = [seed]
-        free[seed] = False
-        while len(members) < size:
-            weight = np.zeros(len(names))
-            for m in members:
-                spread = beta2 + sigma[m] ** 2 + sigma**2
-                uncertain = np.exp(-((mu - mu[m]) ** 2) / (2 * spread))
-                weight += (uncertain + _FLOOR) / (1.0 + met[m])
-            weight = np.where(free, weight, 0.0)
-            total = float(weight.sum())
-            pick = rng.random() * total
-            chosen = int(np.searchsorted(np.cumsum(weight), pick, side="right"))
-            chosen = min(chosen, len(names) - 1)
-            while not free[chosen]:  # rounding at the very end of the sum
-                chosen -= 1
-            members.append(chosen)
-            free[chosen] = False
-        budget -= games
-        tables.append(tuple(sorted(names[i] for i in members)))
+    seated = 0
+    for size in sorted(set(sizes), reverse=True):
+        count = sizes.count(size)
+        group = order[seated : seated + count * size]
+        seated += count * size
+        free = np.zeros(len(names), dtype=bool)
+        free[group] = True
+        for _ in range(count):
+            members = [next(i for i in group if free[i])]
+            free[members[0]] = False
+            while len(members) < size:
+                weight = np.zeros(len(names))
+                for m in members:
+                    spread = beta2 + sigma[m] ** 2 + sigma**2
+                    uncertain = np.exp(-((mu - mu[m]) ** 2) / (2 * spread))
+                    weight += (uncertain + _FLOOR) / (1.0 + met[m])
+                weight = np.where(free, weight, 0.0)
+                cumulative = np.cumsum(weight)
+                pick = rng.random() * float(cumulative[-1])
+                chosen = min(int(np.searchsorted(cumulative, pick, side="right")), len(names) - 1)
+                while not free[chosen]:  # rounding at the very end of the sum
+                    chosen -= 1
+                members.append(chosen)
+                free[chosen] = False
+            tables.append(tuple(sorted(names[i] for i in members)))
     return tables
 
 
