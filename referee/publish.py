@@ -64,6 +64,7 @@ __all__ = [
     "bot_statistics",
     "table_statistics",
     "game_rows",
+    "game_pages",
     "bid_tricks",
     "bot_view",
     "config_items",
@@ -939,12 +940,15 @@ def bot_view(
     slugs: Mapping[str, str],
     outcomes: Mapping[str, Sequence[Sequence[int]]] | None = None,
     log_chars: int = 4000,
+    mine: Sequence[StoredGame] | None = None,
 ) -> dict[str, Any]:
     """What the page of one bot shows: its statistics, finishing positions, bids against tricks,
     head-to-head rows, faults (with the end of its output in each match where it faulted) and
-    the canonical indices of its games."""
+    the canonical indices of its games. ``mine``: its games, when the caller has them grouped
+    (else they are picked out of every game)."""
     name = row["name"]
-    mine = [stored for stored in tournament.games if name in stored.record.seats]
+    if mine is None:
+        mine = [stored for stored in tournament.games if name in stored.record.seats]
     agg = aggregate((stored.record for stored in mine), [name])[name]
     rates = bot_statistics(stored.record for stored in mine).get(name) or {
         "rounds": 0,
@@ -1014,6 +1018,31 @@ TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = ("style.css", "site.js", "replay.js", "chart.umd.min.js", "chart.js-LICENSE.md")
 REPLAY_DATA = "replay-data"  # <output>/replay-data/<game id>.js, one per game with a replay
+#: games per page of the games list (``games/<n>.html``), most recent games on ``games.html``
+GAMES_PER_PAGE = 500
+RECENT_GAMES = 100
+#: games listed on a bot's page (its most recent), bots in the index's matrix and chart: pages
+#: stay small however large the league
+BOT_RECENT_GAMES = 50
+INDEX_BOTS = 30
+
+
+def game_pages(rows: Sequence[Mapping[str, Any]], per_page: int = GAMES_PER_PAGE) -> list[dict]:
+    """The pages of the games list: ``number`` (from 1), ``href``, the canonical indices of its
+    ``first`` and ``last`` game and its ``rows``, in canonical order."""
+    pages = []
+    for number, start in enumerate(range(0, len(rows), per_page), start=1):
+        chunk = list(rows[start : start + per_page])
+        pages.append(
+            {
+                "number": number,
+                "href": f"games/{number}.html",
+                "first": chunk[0]["canonical"],
+                "last": chunk[-1]["canonical"],
+                "rows": chunk,
+            }
+        )
+    return pages
 
 
 def config_items(config: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -1125,25 +1154,35 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
         config_items=config_items(tournament.config),
         fault_statuses=[status.value for status in FaultStatus],
         h2h=h2h,
-        h2h_bots=order,
+        h2h_bots=order[:INDEX_BOTS],
         table_rows=_table_rows(stats),
         trump_rows=trump_rows,
         games=list(reversed(games))[:20],
         page_data={
-            "history": [{"name": name, "points": history[name]} for name in order],
+            "history": [{"name": name, "points": history[name]} for name in order[:INDEX_BOTS]],
             "trumps": trump_rows,
         },
     )
     write("index.html", index)
-    write(
-        "games.html",
-        env.get_template("games.html").render(root="", site=site, games=games),
-    )
+    pages = game_pages(games)
+    listing = env.get_template("games.html")
+    common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}
+    recent = list(reversed(games[-RECENT_GAMES:]))
+    write("games.html", listing.render(root="", games=recent, page=None, **common))
+    for page in pages:
+        write(page["href"], listing.render(root="../", games=page["rows"], page=page, **common))
+    for stale in (output / "games").glob("*.html"):  # pages of a tournament started over
+        if not (stale.stem.isdigit() and 1 <= int(stale.stem) <= len(pages)):
+            stale.unlink(missing_ok=True)
     write("replay.html", env.get_template("replay.html").render(root="", site=site))
     by_canonical = {row["canonical"]: row for row in games}
+    by_bot: dict[str, list[StoredGame]] = defaultdict(list)
+    for stored in tournament.games:
+        for name in stored.record.seats:
+            by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
     for row in board["bots"]:
-        view = bot_view(tournament, row, h2h, slugs, outcomes)
+        view = bot_view(tournament, row, h2h, slugs, outcomes, mine=by_bot.get(row["name"], []))
         pairs = view["bid_tricks"]
         page = bot_template.render(
             root="../",
@@ -1151,7 +1190,7 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
             bot=row,
             bots_total=len(board["bots"]),
             view=view,
-            games=[by_canonical[index] for index in reversed(view["games"])],
+            games=[by_canonical[index] for index in view["games"][::-1][:BOT_RECENT_GAMES]],
             page_data={
                 "ranks": view["ranks"],
                 "bid_tricks": pairs,
