@@ -318,14 +318,14 @@ TOP_KEYS = (
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits")
 #: bounds that keep every configuration that validates playable: a clock within a day (the
-#: referee computes deadlines and integers of milliseconds from it) and a schedule that fits in
-#: memory and in a lifetime
+#: referee computes deadlines and integers of milliseconds from it) and a schedule within a
+#: lifetime (schedules are iterated, never held whole; the games played are held in memory)
 MAX_MOVE_SECONDS = 3600
 MAX_BANK_SECONDS = 86400
 MAX_START_SECONDS = 600
 MAX_REPEATS = 10_000
 MAX_GAMES_PER_TABLE = 10_000
-MAX_SCHEDULED_GAMES = 10_000_000
+MAX_SCHEDULED_GAMES = 50_000_000
 
 #: keys that do not change the games: left out of the digest. The seed is left out too, so the
 #: published digest cannot be searched for a short seed; the store checks the secret apart.
