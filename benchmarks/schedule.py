@@ -259,12 +259,16 @@ def synthetic_store(output: Path, bots: int, games: int, replays: int, start: in
     """``games`` made-up games of a league of ``bots`` straight into SQLite (one transaction),
     4 per table; the first ``replays`` games of this batch get a replay file (one real game's)."""
     from ohseven.referee.replay import save_replay, to_replay
-    from ohseven.referee.simulate import new_game, play_random
+    from ohseven.referee.rules import Phase, new_game
     from ohseven.referee.stats import game_statistics
     from ohseven.referee.store import Store
 
     rng = random.Random(start + 1)
-    played = play_random(new_game("oh-seven", 4, 7), random.Random(7))
+    played = new_game("oh-seven", 4, 7)
+    moves = random.Random(7)
+    while played.phase is not Phase.OVER:
+        for seat in played.to_act:
+            played.push(seat, moves.choice(list(played.legal_moves(seat))))
     stats = json.dumps(game_statistics(played), sort_keys=True)
     names = [f"bot-{i:04d}" for i in range(bots)]
     (output / "replays").mkdir(parents=True, exist_ok=True)

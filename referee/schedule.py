@@ -214,76 +214,56 @@ def draw_wave(
     active: Sequence[str],
     ratings: Mapping[str, tuple[float, float]],
     played: Mapping[str, int],
-    meetings: Mapping[tuple[str, str], int],
     budget: int,
 ) -> list[tuple[str, ...]]:
     """The tables of wave ``wave`` of a league, each as its bots' names in sorted order.
 
     Every active bot gets at most one table. The bots with the fewest games (then the highest
     sigma) are seated first and at the largest tables, so the games per bot stay level; the
-    bots left over when the sizes do not add up sit this wave out. Each table starts from the
-    first unseated bot and draws each further seat among the unseated bots of its size's group
-    with a weight that is high for opponents
-    whose order against the table is still uncertain (TrueSkill: the chance that the two
-    ratings are in the other order, from ``mu`` and ``sigma``) and lower for pairs that have
-    already met often (``meetings``: tables shared), with a floor that keeps the spread of
-    opponents wide. ``budget``: the games left; tables that would pass it are left out.
-    Deterministic: the RNG is seeded from the secret and the wave number, and only the names
-    (sorted) matter, not their order in ``active``.
+    bots left over when the sizes do not add up sit this wave out. Within the bots of one
+    table size, each bot draws a performance from its rating, ``mu`` plus a normal deviate of
+    variance ``sigma**2 + BETA**2`` (a few draw from anywhere in the field instead:
+    ``EXPLORE``), the bots are sorted by it and consecutive bots share a table. So bots whose
+    order is still uncertain (close ``mu``, or a high ``sigma``) sit together most often, a
+    new bot's high sigma takes it across the whole field, and the spread of opponents stays
+    wide. ``budget``: the games left; tables that would pass it are left out. Deterministic:
+    the RNG is seeded from the secret and the wave number, and only the names (sorted)
+    matter, not their order in ``active``.
     """
-    import numpy as np  # only leagues need it: kept out of the import of every command
-
     names = sorted(set(active))
     rng = random.Random(derive_seed(secret, "wave", wave))
     per_table = config.schedule.games_per_table
     if len(names) < min(config.table_sizes):
         return []
-    mu = np.array([ratings[name][0] for name in names], dtype=float)
-    sigma = np.array([ratings[name][1] for name in names], dtype=float)
-    beta2 = 2 * (25.0 / 6) ** 2  # two performances' variance (TrueSkill's default beta)
-    tiebreak = [rng.random() for _ in names]
-    order = sorted(
-        range(len(names)), key=lambda i: (played.get(names[i], 0), -sigma[i], tiebreak[i])
-    )
-    position = {name: i for i, name in enumerate(names)}
-    met = np.zeros((len(names), len(names)), dtype=float)
-    for (a, b), count in meetings.items():
-        if a in position and b in position:
-            met[position[a], position[b]] = met[position[b], position[a]] = count
+    tiebreak = {name: rng.random() for name in names}
+    order = sorted(names, key=lambda n: (played.get(n, 0), -ratings[n][1], tiebreak[n]))
     sizes: list[int] = []
     for size in sorted(_sizes(rng, config.table_sizes, len(names)), reverse=True):
         if size * per_table <= budget:
             sizes.append(size)
             budget -= size * per_table
-    # the bots with the fewest games get the largest tables: games per bot stay level
+    low = min(ratings[name][0] for name in names)
+    high = max(ratings[name][0] for name in names)
     tables: list[tuple[str, ...]] = []
     seated = 0
     for size in sorted(set(sizes), reverse=True):
         count = sizes.count(size)
         group = order[seated : seated + count * size]
         seated += count * size
-        free = np.zeros(len(names), dtype=bool)
-        free[group] = True
-        for _ in range(count):
-            members = [next(i for i in group if free[i])]
-            free[members[0]] = False
-            while len(members) < size:
-                weight = np.zeros(len(names))
-                for m in members:
-                    spread = beta2 + sigma[m] ** 2 + sigma**2
-                    uncertain = np.exp(-((mu - mu[m]) ** 2) / (2 * spread))
-                    weight += (uncertain + _FLOOR) / (1.0 + met[m])
-                weight = np.where(free, weight, 0.0)
-                cumulative = np.cumsum(weight)
-                pick = rng.random() * float(cumulative[-1])
-                chosen = min(int(np.searchsorted(cumulative, pick, side="right")), len(names) - 1)
-                while not free[chosen]:  # rounding at the very end of the sum
-                    chosen -= 1
-                members.append(chosen)
-                free[chosen] = False
-            tables.append(tuple(sorted(names[i] for i in members)))
+        drawn = {}
+        for name in group:
+            mu, sigma = ratings[name]
+            if rng.random() < EXPLORE:
+                drawn[name] = rng.uniform(low, high)
+            else:
+                drawn[name] = rng.gauss(mu, math.sqrt(sigma**2 + BETA**2))
+        line = sorted(group, key=lambda name: (drawn[name], name))
+        for first in range(0, len(line), size):
+            tables.append(tuple(sorted(line[first : first + size])))
     return tables
 
 
-#: the weight every opponent keeps however certain its order is: the spread of opponents
-_FLOOR = 0.05
+#: TrueSkill's default performance deviation (mu 25, sigma 25/3, beta 25/6)
+BETA = 25 / 6
+#: the share of bots that draw their place in a wave uniformly across the field
+EXPLORE = 0.1

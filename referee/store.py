@@ -381,16 +381,6 @@ class Store:
         ).fetchone()
         return (0, 0) if row is None else (row[0] + 1, row[1])
 
-    def meetings(self) -> Counter[tuple[str, str]]:
-        """(a, b) -> tables of recorded, not withdrawn matches both sat at (a < b)."""
-        met: Counter[tuple[str, str]] = Counter()
-        for (bots,) in self.db.execute("SELECT bots FROM matches WHERE status != 'withdrawn'"):
-            names = sorted(json.loads(bots))
-            for i, a in enumerate(names):
-                for b in names[i + 1 :]:
-                    met[(a, b)] += 1
-        return met
-
     def bot_names(self) -> set[str]:
         """Every bot of a recorded match."""
         names: set[str] = set()

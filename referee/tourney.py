@@ -678,7 +678,6 @@ class _LeagueFeed(_Feed):
             config.bot_names,
             ratings,
             played,
-            self.store.meetings(),
             config.schedule.games - self.scheduled,
         )
         if not tables:  # the budget is spent: the league is complete
