@@ -496,16 +496,18 @@ def run_tournament(
             board = Leaderboard(
                 config, total_games, matches_total, secret, sorted(store.bot_names())
             )
+            feed: _Feed = (  # a league's feed withdraws the matches of bots that left
+                _LeagueFeed(config, secret, store, board)
+                if league
+                else _ScheduleFeed(config, secret, store)
+            )
+            for index in store.unfinished_matches():  # cut short: played again from the start
+                store.start_match(index)
             board.matches_done = sum(
                 1 for status in store.match_status().values() if status == "done"
             )
             for stored in store.games():
                 board.add(stored.canonical_index, stored.record)
-            feed: _Feed = (
-                _LeagueFeed(config, secret, store, board)
-                if league
-                else _ScheduleFeed(config, secret, store)
-            )
             capacity = 4 * workers if (cluster or config.cluster) is None else 512
             first = feed.take(capacity, idle=True)
             store.set_meta(
