@@ -10,6 +10,7 @@ example bots installed with ``ohseven.example_bots``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -44,9 +45,10 @@ __all__ = [
     "LIMIT_KEYS",
     "CLUSTER_BOTS",
     "is_cluster_address",
+    "changed_keys",
 ]
 
-SCHEDULE_TYPES = ("round-robin", "gauntlet")
+SCHEDULE_TYPES = ("round-robin", "gauntlet", "league")
 #: ``schedule.deals``: a deal of its own for every game, or each deal once per seat rotation
 DEAL_MODES = ("independent", "duplicate")
 SANDBOX_MODES = ("bwrap", "unsandboxed")
@@ -123,6 +125,8 @@ class ScheduleConfig:
     games_per_table: int = 1
     candidates: tuple[str, ...] = ()
     deals: str = "independent"
+    #: a league's budget of games (0 for the other types)
+    games: int = 0
 
 
 @attrs.frozen
@@ -163,8 +167,12 @@ class TourneyConfig:
     cluster: str | None = None
     cluster_bots: str = "shared"
     source: str = "<config>"
-    #: digest of everything that decides the results (not workers, output, cluster or source)
+    #: digest of everything that decides the results (not workers, output, cluster or source;
+    #: for a league, not the bots nor the budget of games either: see ``changed_keys``)
     digest: str = ""
+    #: (name, digest of the bot's entry and program) of every bot: a league refuses a bot
+    #: that changed under the same name
+    bot_fingerprints: tuple[tuple[str, str], ...] = ()
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
     #: (bot name, ``staging.tree_digest`` of its staged files): part of ``digest``
@@ -318,18 +326,52 @@ TOP_KEYS = (
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder")
 #: bounds that keep every configuration that validates playable: a clock within a day (the
-#: referee computes deadlines and integers of milliseconds from it) and a schedule that fits in
-#: memory and in a lifetime
+#: referee computes deadlines and integers of milliseconds from it) and a schedule within a
+#: lifetime (schedules are iterated, never held whole; the games played are held in memory)
 MAX_MOVE_SECONDS = 3600
 MAX_BANK_SECONDS = 86400
 MAX_START_SECONDS = 600
 MAX_REPEATS = 10_000
 MAX_GAMES_PER_TABLE = 10_000
-MAX_SCHEDULED_GAMES = 10_000_000
+MAX_SCHEDULED_GAMES = 50_000_000
 
 #: keys that do not change the games: left out of the digest. The seed is left out too, so the
 #: published digest cannot be searched for a short seed; the store checks the secret apart.
 NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
+
+
+def _fixed_part(data: dict) -> dict:
+    """What a league may not change once it started: everything in the digest but the bots and
+    the budget of games (bots join and leave; the budget can grow)."""
+    fixed = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST and k != "bots"}
+    schedule = fixed.get("schedule")
+    if isinstance(schedule, dict):
+        fixed["schedule"] = {k: v for k, v in schedule.items() if k != "games"}
+    return fixed
+
+
+def _flatten(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            _flatten(inner, f"{path}.{key}" if path else str(key), out)
+    else:
+        out[path] = value
+    return out
+
+
+def changed_keys(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """(key, old value, new value) of every key of a league's fixed part (rules, table sizes,
+    time control, deals...) that differs between two configuration documents; a missing key
+    is None."""
+    before, after = (
+        _flatten(json.loads(json.dumps(_fixed_part(d), sort_keys=True, default=str)), "", {})
+        for d in (old, new)
+    )
+    return [
+        (key, before.get(key), after.get(key))
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
 
 
 _CLUSTER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
@@ -341,7 +383,9 @@ def is_cluster_address(value: Any) -> bool:
     return match is not None and 0 < int(match.group(3)) < 65536
 
 
+@functools.lru_cache(maxsize=256)
 def _file_digest(path: Path) -> str:
+    # cached within a load: many bots of a league run the same file
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
@@ -507,11 +551,13 @@ def load_config_text(
     Relative paths are taken from ``base_dir``; the default output directory is
     ``out/<name>`` under ``output_base`` (``base_dir`` when not given).
     """
+    _file_digest.cache_clear()  # a file may have changed since the last load
     base = Path(base_dir).resolve()
     out_base = Path(output_base).resolve() if output_base is not None else base
     doc = _Document(source)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        # libyaml's parser when PyYAML has it: a league's thousand bots parse in milliseconds
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -586,7 +632,9 @@ def load_config_text(
     pool = len(bots_raw or [])
 
     sched = _section(reader, data, "schedule")
-    reader.keys(sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals"))
+    reader.keys(
+        sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals", "games")
+    )
     stype = reader.get(
         sched,
         "schedule",
@@ -627,6 +675,27 @@ def load_config_text(
         "a list of bot names",
         [],
     )
+    budget = reader.get(
+        sched,
+        "schedule",
+        "games",
+        lambda v: _is_pos_int(v) and v <= MAX_SCHEDULED_GAMES,
+        f"an integer from 1 to {MAX_SCHEDULED_GAMES:,}",
+        0,
+    )
+    if stype == "league":
+        if "games" not in sched:
+            doc.error("schedule", "a league needs `games` (its budget of games)")
+        elif budget and table_sizes and budget < min(table_sizes) * per_table:
+            doc.error(
+                "schedule.games",
+                f"{budget} games is less than one table ({min(table_sizes)} players x "
+                f"{per_table} games per table)",
+            )
+        if "repeats" in sched:
+            doc.error("schedule.repeats", "a league has no repeats: raise `games` instead")
+    elif "games" in sched:
+        doc.error("schedule.games", "only a league has a budget of `games`")
     if stype == "gauntlet":
         if not candidates:
             doc.error("schedule", "a gauntlet needs `candidates` (names of the bots tested)")
@@ -650,7 +719,7 @@ def load_config_text(
             if bots_raw and size > pool:
                 doc.error("table_size", f"a table of {size} needs {size} bots; there are {pool}")
 
-    if pool and table_sizes and not doc.errors:
+    if pool and table_sizes and not doc.errors and stype != "league":
         games = _scheduled_games(stype, pool, len(set(candidates)), table_sizes, repeats, per_table)
         if games > MAX_SCHEDULED_GAMES:
             doc.error(
@@ -769,10 +838,27 @@ def load_config_text(
     fingerprints.update(staged)
     if doc.errors:
         raise ConfigError(source, doc.errors)
-    decisive = {
-        k: v for k, v in data.items() if k not in NOT_IN_DIGEST
+    if stype == "league":  # bots may join and leave: each is checked apart (bot_fingerprints)
+        decisive = _fixed_part(data)
+    else:
+        decisive = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST}
+        decisive["_bot_files"] = fingerprints
+    entries = {
+        item["name"]: item for item in bots_raw or [] if isinstance(item, dict) and "name" in item
     }
-    decisive["_bot_files"] = fingerprints
+    bot_fingerprints = tuple(
+        (
+            bot.name,
+            hashlib.sha256(
+                json.dumps(
+                    [entries.get(bot.name), fingerprints.get(bot.name, "")],
+                    sort_keys=True,
+                    default=str,
+                ).encode()
+            ).hexdigest()[:16],
+        )
+        for bot in bots
+    )
     digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
         :16
     ]
@@ -781,7 +867,7 @@ def load_config_text(
         rules=rules,
         table_sizes=table_sizes,
         bots=tuple(bots),
-        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals),
+        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals, budget),
         time_control=time_control,
         sandbox=sandbox,
         ratings=ratings,
@@ -794,6 +880,7 @@ def load_config_text(
         cluster_bots=cluster_bots,
         source=source,
         digest=digest,
+        bot_fingerprints=bot_fingerprints,
         document=data,
         bot_digests=tuple(staged.items()),
     )

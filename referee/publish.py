@@ -14,6 +14,7 @@ The schema of ``leaderboard.json`` and of the CSV/Markdown columns is in ``docs/
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -29,6 +30,7 @@ from typing import Any
 
 import attrs
 import jinja2
+import trueskill
 
 from .ratings import DRAW_PROBABILITY, Ratings
 from .records import FaultStatus, GameRecord
@@ -64,6 +66,7 @@ __all__ = [
     "bot_statistics",
     "table_statistics",
     "game_rows",
+    "game_pages",
     "bid_tricks",
     "bot_view",
     "config_items",
@@ -472,6 +475,9 @@ class Tournament:
     secret: str | None = None
     #: the indexes of the matches done: only their games' replays are published
     done_matches: frozenset[int] = attrs.field(factory=frozenset, converter=frozenset)
+    #: how many of the first games are settled: canonical 0, 1, 2... of finished matches (their
+    #: games never change, so the ratings after them are kept from one publish to the next)
+    settled: int = 0
 
     @property
     def revealed(self) -> bool:
@@ -513,10 +519,22 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         except json.JSONDecodeError:
             config = {}
         games = tuple(store.games())
+        done = store.done_matches()
+        settled = 0
+        while (
+            settled < len(games)
+            and games[settled].canonical_index == settled
+            and games[settled].match_index in done
+        ):
+            settled += 1
         db = store.db
         matches_total, games_total = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
         ).fetchone()
+        # rows are written as matches are scheduled: the referee keeps the totals in meta
+        if meta.get("games_total", "").isdigit():
+            games_total = int(meta["games_total"])
+            matches_total = int(meta.get("matches_total", matches_total))
         done = {index for index, status in store.match_status().items() if status == "done"}
         matches_done = len(done)
         logs = {}
@@ -546,6 +564,7 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         draw_probability=ratings_config.get("draw_probability"),
         fault_ranks_last=bool(ratings_config.get("fault_ranks_last", True)),
         done_matches=frozenset(done),
+        settled=settled,
     )
 
 
@@ -725,19 +744,81 @@ def rating_history(
     prior) and one after each game the bot played (game numbers count finished games, 1-based),
     thinned to at most ``max_points`` (the last point is always kept).
     """
+    ratings, history, _ = _rating_history(tournament, None)
+    for name, points in history.items():
+        history[name] = _thin(points, max_points)
+    return ratings, history
+
+
+def _prefix_key(tournament: Tournament, games: int) -> str:
+    """What the ratings after the first ``games`` games depend on, hashed."""
+    digest = hashlib.sha256()
+    digest.update(
+        json.dumps(
+            [tournament.game, tournament.draw_probability, tournament.fault_ranks_last]
+        ).encode()
+    )
+    for stored in tournament.games[:games]:
+        record = stored.record
+        faulted = sorted({fault.seat for fault in record.faults})
+        digest.update(repr((stored.canonical_index, record.seats, record.ranks, faulted)).encode())
+    return digest.hexdigest()
+
+
+def _rating_history(
+    tournament: Tournament, cache: Mapping[str, Any] | None
+) -> tuple[Ratings, dict[str, list[list[float]]], dict[str, Any]]:
+    """(ratings, unthinned history, the cache of the settled prefix): the TrueSkill replay of
+    :func:`rating_history`, resumed from ``cache`` (the ratings after the games that can no
+    longer change, :attr:`Tournament.settled`) when it still holds for these games."""
     ratings = _ratings(tournament)
     history: dict[str, list[list[float]]] = {}
     for name in tournament.bots:
         rating = ratings.ratings[name]
         history[name] = [[0, round(rating.mu, 3), round(rating.sigma, 3)]]
-    for number, stored in enumerate(tournament.games, start=1):
+    start = 0
+    if cache:
+        prefix = int(cache.get("prefix", 0))
+        names = set(cache.get("ratings", {}))
+        if (
+            0 < prefix <= tournament.settled
+            and names <= set(ratings.ratings)
+            and cache.get("key") == _prefix_key(tournament, prefix)
+        ):
+            for name, (pi, tau, games) in cache["ratings"].items():
+                rating = trueskill.Rating.__new__(trueskill.Rating)
+                rating.pi, rating.tau = pi, tau
+                ratings.ratings[name] = rating
+                ratings.games[name] = games
+                history[name] = [list(point) for point in cache["history"][name]]
+            start = prefix
+    saved: dict[str, Any] = dict(cache) if start else {}
+    games = tournament.games
+    for number in range(start + 1, len(games) + 1):
+        if number - 1 == tournament.settled and number - 1 > start:
+            saved = _snapshot(tournament, ratings, history, number - 1)
+        stored = games[number - 1]
         ratings.apply(stored.record)
         for name in stored.record.seats:
             rating = ratings.ratings[name]
             history[name].append([number, round(rating.mu, 3), round(rating.sigma, 3)])
-    for name, points in history.items():
-        history[name] = _thin(points, max_points)
-    return ratings, history
+    if tournament.settled == len(games) and len(games) > start:
+        saved = _snapshot(tournament, ratings, history, len(games))
+    return ratings, history, saved
+
+
+def _snapshot(
+    tournament: Tournament, ratings: Ratings, history: dict[str, list[list[float]]], games: int
+) -> dict[str, Any]:
+    return {
+        "prefix": games,
+        "key": _prefix_key(tournament, games),
+        "ratings": {
+            name: [rating.pi, rating.tau, ratings.games[name]]
+            for name, rating in ratings.ratings.items()
+        },
+        "history": {name: [list(point) for point in points] for name, points in history.items()},
+    }
 
 
 def _thin(points: list[list[float]], limit: int) -> list[list[float]]:
@@ -945,12 +1026,15 @@ def bot_view(
     slugs: Mapping[str, str],
     outcomes: Mapping[str, Sequence[Sequence[int]]] | None = None,
     log_chars: int = 4000,
+    mine: Sequence[StoredGame] | None = None,
 ) -> dict[str, Any]:
     """What the page of one bot shows: its statistics, finishing positions, bids against tricks,
     head-to-head rows, faults (with the end of its output in each match where it faulted) and
-    the canonical indices of its games."""
+    the canonical indices of its games. ``mine``: its games, when the caller has them grouped
+    (else they are picked out of every game)."""
     name = row["name"]
-    mine = [stored for stored in tournament.games if name in stored.record.seats]
+    if mine is None:
+        mine = [stored for stored in tournament.games if name in stored.record.seats]
     agg = aggregate((stored.record for stored in mine), [name])[name]
     rates = bot_statistics(stored.record for stored in mine).get(name) or {
         "rounds": 0,
@@ -1020,6 +1104,33 @@ TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = ("style.css", "site.js", "replay.js", "chart.umd.min.js", "chart.js-LICENSE.md")
 REPLAY_DATA = "replay-data"  # <output>/replay-data/<game id>.js, one per game with a replay
+#: in REPLAY_DATA: the ratings after the settled games, so a republish rates only the new ones
+RATINGS_CACHE = "ratings-cache.json"
+#: games per page of the games list (``games/<n>.html``), most recent games on ``games.html``
+GAMES_PER_PAGE = 500
+RECENT_GAMES = 100
+#: games listed on a bot's page (its most recent), bots in the index's matrix and chart: pages
+#: stay small however large the league
+BOT_RECENT_GAMES = 50
+INDEX_BOTS = 30
+
+
+def game_pages(rows: Sequence[Mapping[str, Any]], per_page: int = GAMES_PER_PAGE) -> list[dict]:
+    """The pages of the games list: ``number`` (from 1), ``href``, the canonical indices of its
+    ``first`` and ``last`` game and its ``rows``, in canonical order."""
+    pages = []
+    for number, start in enumerate(range(0, len(rows), per_page), start=1):
+        chunk = list(rows[start : start + per_page])
+        pages.append(
+            {
+                "number": number,
+                "href": f"games/{number}.html",
+                "first": chunk[0]["canonical"],
+                "last": chunk[-1]["canonical"],
+                "rows": chunk,
+            }
+        )
+    return pages
 
 
 def config_items(config: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -1093,7 +1204,15 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     """
     output = Path(output_dir)
     tournament = load_tournament(output)
-    ratings, history = rating_history(tournament)
+    cache_path = output / REPLAY_DATA / RATINGS_CACHE
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cache = None
+    if not isinstance(cache, dict):
+        cache = None
+    ratings, history, saved = _rating_history(tournament, cache)
+    history = {name: _thin(points, 400) for name, points in history.items()}
     board = leaderboard(tournament, ratings)
     written: list[Path] = []
 
@@ -1105,6 +1224,9 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
             return
         written.append(write_atomic(path, data))
 
+    old = cache or {}
+    if saved and (saved.get("prefix"), saved.get("key")) != (old.get("prefix"), old.get("key")):
+        write_atomic(cache_path, json.dumps(saved, separators=(",", ":")))
     write("leaderboard.json", json.dumps(board, indent=2) + "\n")
     write("leaderboard.csv", leaderboard_csv(board))
     write("leaderboard.md", leaderboard_markdown(board))
@@ -1142,25 +1264,35 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
         config_items=config_items(tournament.config),
         fault_statuses=[status.value for status in FaultStatus],
         h2h=h2h,
-        h2h_bots=order,
+        h2h_bots=order[:INDEX_BOTS],
         table_rows=_table_rows(stats),
         trump_rows=trump_rows,
         games=list(reversed(games))[:20],
         page_data={
-            "history": [{"name": name, "points": history[name]} for name in order],
+            "history": [{"name": name, "points": history[name]} for name in order[:INDEX_BOTS]],
             "trumps": trump_rows,
         },
     )
     write("index.html", index)
-    write(
-        "games.html",
-        env.get_template("games.html").render(root="", site=site, games=games),
-    )
+    pages = game_pages(games, GAMES_PER_PAGE)
+    listing = env.get_template("games.html")
+    common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}
+    recent = list(reversed(games[-RECENT_GAMES:]))
+    write("games.html", listing.render(root="", games=recent, page=None, **common))
+    for page in pages:
+        write(page["href"], listing.render(root="../", games=page["rows"], page=page, **common))
+    for stale in (output / "games").glob("*.html"):  # pages of a tournament started over
+        if not (stale.stem.isdigit() and 1 <= int(stale.stem) <= len(pages)):
+            stale.unlink(missing_ok=True)
     write("replay.html", env.get_template("replay.html").render(root="", site=site))
     by_canonical = {row["canonical"]: row for row in games}
+    by_bot: dict[str, list[StoredGame]] = defaultdict(list)
+    for stored in tournament.games:
+        for name in stored.record.seats:
+            by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
     for row in board["bots"]:
-        view = bot_view(tournament, row, h2h, slugs, outcomes)
+        view = bot_view(tournament, row, h2h, slugs, outcomes, mine=by_bot.get(row["name"], []))
         pairs = view["bid_tricks"]
         page = bot_template.render(
             root="../",
@@ -1168,7 +1300,7 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
             bot=row,
             bots_total=len(board["bots"]),
             view=view,
-            games=[by_canonical[index] for index in reversed(view["games"])],
+            games=[by_canonical[index] for index in view["games"][::-1][:BOT_RECENT_GAMES]],
             page_data={
                 "ranks": view["ranks"],
                 "bid_tricks": pairs,

@@ -23,16 +23,26 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+import math
+import random
+from collections.abc import Container, Iterator, Mapping, Sequence
 
 import attrs
 
 from .config import DEAL_MODES, TourneyConfig
-from .records import MatchSpec
+from .records import BotSpec, MatchSpec
 from .secret import derive_seed
 
-__all__ = ["ScheduledMatch", "build_schedule", "derive_seed", "schedule_size", "DEAL_MODES"]
-
+__all__ = [
+    "ScheduledMatch",
+    "build_schedule",
+    "iter_schedule",
+    "draw_wave",
+    "league_match",
+    "derive_seed",
+    "schedule_size",
+    "DEAL_MODES",
+]
 
 
 @attrs.frozen
@@ -85,34 +95,175 @@ def _games(
     )
 
 
-def build_schedule(config: TourneyConfig, secret: bytes) -> tuple[ScheduledMatch, ...]:
-    """Every match of the tournament, in canonical order (repeat, table size, table), its deals
-    derived from ``secret`` (see ``secret``)."""
-    matches: list[ScheduledMatch] = []
-    first_game = 0
+def _positions(config: TourneyConfig) -> Iterator[tuple[int, int, int, tuple[str, ...]]]:
+    """(match index, first game, repeat, table) of every match in canonical order, cheaply (no
+    deal is derived): what a resumed run skips through."""
     per_table = config.schedule.games_per_table
-    by_name = {bot.name: bot.spec for bot in config.bots}
+    index = first_game = 0
     for repeat in range(config.schedule.repeats):
         for size in config.table_sizes:
+            games = size * per_table
             for table in _tables(config, size):
-                key = json.dumps([repeat, list(table)], separators=(",", ":"))
-                seatings, seeds = _games(secret, config.schedule.deals, key, size, per_table)
-                index = len(matches)
-                spec = MatchSpec(
-                    match_id=f"m{index:05d}",
-                    rules=config.rules,
-                    bots=tuple(by_name[name] for name in table),
-                    seatings=seatings,
-                    seeds=seeds,
-                    time_control=config.time_control,
-                    fallback_seed=derive_seed(secret, "fallback", key),
-                )
-                matches.append(ScheduledMatch(index, first_game, spec))
-                first_game += len(seeds)
-    return tuple(matches)
+                yield index, first_game, repeat, table
+                index += 1
+                first_game += games
+
+
+def _match(
+    config: TourneyConfig,
+    by_name: Mapping[str, BotSpec],
+    secret: bytes,
+    index: int,
+    first_game: int,
+    key: str,
+    table: Sequence[str],
+) -> ScheduledMatch:
+    size = len(table)
+    per_table = config.schedule.games_per_table
+    seatings, seeds = _games(secret, config.schedule.deals, key, size, per_table)
+    spec = MatchSpec(
+        match_id=f"m{index:05d}",
+        rules=config.rules,
+        bots=tuple(by_name[name] for name in table),
+        seatings=seatings,
+        seeds=seeds,
+        time_control=config.time_control,
+        fallback_seed=derive_seed(secret, "fallback", key),
+    )
+    return ScheduledMatch(index, first_game, spec)
+
+
+def iter_schedule(
+    config: TourneyConfig, secret: bytes, skip: Container[int] = frozenset()
+) -> Iterator[ScheduledMatch]:
+    """The matches of a round-robin or gauntlet in canonical order (repeat, table size, table),
+    one at a time, leaving out the indices in ``skip``; deals derived from ``secret``."""
+    if config.schedule.type == "league":
+        raise ValueError("a league is drawn wave by wave: see draw_wave")
+    by_name = {bot.name: bot.spec for bot in config.bots}
+    for index, first_game, repeat, table in _positions(config):
+        if index in skip:
+            continue
+        key = json.dumps([repeat, list(table)], separators=(",", ":"))
+        yield _match(config, by_name, secret, index, first_game, key, table)
+
+
+def build_schedule(config: TourneyConfig, secret: bytes) -> tuple[ScheduledMatch, ...]:
+    """Every match of a round-robin or gauntlet, in canonical order (see :func:`iter_schedule`;
+    this holds them all in memory: for small schedules and tests)."""
+    return tuple(iter_schedule(config, secret))
 
 
 def schedule_size(config: TourneyConfig) -> tuple[int, int]:
-    """(matches, games) of the tournament (deals do not change its size)."""
-    schedule = build_schedule(config, b"size only")
-    return len(schedule), sum(match.games for match in schedule)
+    """(matches, games) of the tournament, counted without building it (deals do not change
+    its size). A league's games are its budget and its matches are drawn as it goes: (0, games)."""
+    sched = config.schedule
+    if sched.type == "league":
+        return 0, sched.games
+    names = len(config.bots)
+    candidates = len(set(sched.candidates))
+    matches = games = 0
+    for size in config.table_sizes:
+        if sched.type == "gauntlet":
+            tables = candidates * math.comb(names - candidates, size - 1)
+        else:
+            tables = math.comb(names, size)
+        matches += tables
+        games += tables * size * sched.games_per_table
+    return matches * sched.repeats, games * sched.repeats
+
+
+# --------------------------------------------------------------------------- leagues
+
+
+def league_match(
+    config: TourneyConfig,
+    secret: bytes,
+    index: int,
+    first_game: int,
+    wave: int,
+    table_no: int,
+    table: Sequence[str],
+) -> ScheduledMatch:
+    """Match ``index`` of a league: table ``table_no`` of wave ``wave`` (its bots' names in
+    sorted order); its deals derived from the secret, the wave and the table."""
+    key = json.dumps(["league", wave, table_no, list(table)], separators=(",", ":"))
+    by_name = {bot.name: bot.spec for bot in config.bots}
+    return _match(config, by_name, secret, index, first_game, key, table)
+
+
+def _sizes(rng: random.Random, sizes: Sequence[int], players: int) -> list[int]:
+    """Table sizes for a wave of ``players`` bots, drawn uniformly among the configured sizes
+    that leave a seatable rest (the bots left over sit the wave out)."""
+    low = min(sizes)
+    chosen: list[int] = []
+    rest = players
+    while rest >= low:
+        fits = [size for size in sizes if size == rest or low <= rest - size]
+        fits = fits or [size for size in sizes if size <= rest]
+        size = rng.choice(fits)
+        chosen.append(size)
+        rest -= size
+    return chosen
+
+
+def draw_wave(
+    config: TourneyConfig,
+    secret: bytes,
+    wave: int,
+    active: Sequence[str],
+    ratings: Mapping[str, tuple[float, float]],
+    played: Mapping[str, int],
+    budget: int,
+) -> list[tuple[str, ...]]:
+    """The tables of wave ``wave`` of a league, each as its bots' names in sorted order.
+
+    Every active bot gets at most one table. The bots with the fewest games (then the highest
+    sigma) are seated first and at the largest tables, so the games per bot stay level; the
+    bots left over when the sizes do not add up sit this wave out. Within the bots of one
+    table size, each bot draws a performance from its rating, ``mu`` plus a normal deviate of
+    variance ``sigma**2 + BETA**2`` (a few draw from anywhere in the field instead:
+    ``EXPLORE``), the bots are sorted by it and consecutive bots share a table. So bots whose
+    order is still uncertain (close ``mu``, or a high ``sigma``) sit together most often, a
+    new bot's high sigma takes it across the whole field, and the spread of opponents stays
+    wide. ``budget``: the games left; tables that would pass it are left out. Deterministic:
+    the RNG is seeded from the secret and the wave number, and only the names (sorted)
+    matter, not their order in ``active``.
+    """
+    names = sorted(set(active))
+    rng = random.Random(derive_seed(secret, "wave", wave))
+    per_table = config.schedule.games_per_table
+    if len(names) < min(config.table_sizes):
+        return []
+    tiebreak = {name: rng.random() for name in names}
+    order = sorted(names, key=lambda n: (played.get(n, 0), -ratings[n][1], tiebreak[n]))
+    sizes: list[int] = []
+    for size in sorted(_sizes(rng, config.table_sizes, len(names)), reverse=True):
+        if size * per_table <= budget:
+            sizes.append(size)
+            budget -= size * per_table
+    low = min(ratings[name][0] for name in names)
+    high = max(ratings[name][0] for name in names)
+    tables: list[tuple[str, ...]] = []
+    seated = 0
+    for size in sorted(set(sizes), reverse=True):
+        count = sizes.count(size)
+        group = order[seated : seated + count * size]
+        seated += count * size
+        drawn = {}
+        for name in group:
+            mu, sigma = ratings[name]
+            if rng.random() < EXPLORE:
+                drawn[name] = rng.uniform(low, high)
+            else:
+                drawn[name] = rng.gauss(mu, math.sqrt(sigma**2 + BETA**2))
+        line = sorted(group, key=lambda name: (drawn[name], name))
+        for first in range(0, len(line), size):
+            tables.append(tuple(sorted(line[first : first + size])))
+    return tables
+
+
+#: TrueSkill's default performance deviation (mu 25, sigma 25/3, beta 25/6)
+BETA = 25 / 6
+#: the share of bots that draw their place in a wave uniformly across the field
+EXPLORE = 0.1

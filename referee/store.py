@@ -5,7 +5,9 @@ Tables: ``meta`` (schema version, config JSON and digest, the secret's fingerpri
 ``done`` / ``failed``), ``games`` (one row per finished game, keyed by its canonical index),
 ``faults`` (one row per fault), ``logs`` (each bot's truncated output per match), ``failures``
 (why a ``failed`` match failed: on a Dask cluster, a match that kept killing its workers; a
-rerun plays it again). Each game
+rerun plays it again), ``waves`` (a league's waves: the first match of each, how many, the bots
+it was drawn among). Match rows are written as the matches are scheduled, not all at the start;
+a league's match whose bot left the league before it was played is ``withdrawn``. Each game
 is committed as soon as it is written, so a kill at any moment leaves the database consistent:
 at worst a match is ``running`` with some of its games, and :meth:`Store.start_match` clears
 them before the match is played again.
@@ -21,7 +23,7 @@ import os
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +91,12 @@ CREATE TABLE IF NOT EXISTS logs (
 CREATE TABLE IF NOT EXISTS failures (
     match_index INTEGER PRIMARY KEY REFERENCES matches(match_index),
     reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS waves (
+    wave INTEGER PRIMARY KEY,
+    first_match INTEGER NOT NULL,
+    matches INTEGER NOT NULL,
+    bots TEXT NOT NULL
 );
 """
 
@@ -255,15 +263,20 @@ class Store:
         digest: str,
         config: Mapping[str, Any],
         secret_fingerprint: str,
-        matches: Iterable[tuple[int, str, Sequence[str], int, int]],
+        matches: Iterable[tuple[int, str, Sequence[str], int, int]] = (),
+        accept: Callable[[Mapping[str, str]], None] | None = None,
     ) -> bool:
         """Record the tournament and its matches (index, id, bot names, first game, games).
 
         Returns True for a new tournament, False when the database already holds this one
         (same ``digest`` and secret); raises :class:`StoreError` when it holds another.
+        ``accept`` sees the stored meta first and may raise a more precise error (a league
+        naming the key that changed).
         """
         existing = self.digest
         if existing is not None:
+            if accept is not None:
+                accept(self.meta())
             if existing != digest:
                 raise StoreError(
                     f"{self.path} holds another tournament (config digest {existing}, "
@@ -298,6 +311,95 @@ class Store:
     def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        with self.transaction():
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+    def add_matches(self, matches: Iterable[tuple[int, str, Sequence[str], int, int]]) -> None:
+        """Record matches as they are scheduled (index, id, bot names, first game, games); a
+        match already recorded keeps its row."""
+        with self.transaction():
+            self._insert_matches(matches)
+
+    def _insert_matches(self, matches: Iterable[tuple[int, str, Sequence[str], int, int]]) -> None:
+        self.db.executemany(
+            "INSERT OR IGNORE INTO matches (match_index, match_id, bots, first_game, games) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                (index, match_id, json.dumps(list(bots)), first, games)
+                for index, match_id, bots, first, games in matches
+            ],
+        )
+
+    # -- a league's waves
+
+    def add_wave(
+        self,
+        wave: int,
+        bots: Sequence[str],
+        matches: Sequence[tuple[int, str, Sequence[str], int, int]],
+    ) -> None:
+        """Record a league's wave and its matches in one transaction (a kill never leaves half
+        a wave)."""
+        first = matches[0][0] if matches else self.next_match_index()[0]
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO waves VALUES (?, ?, ?, ?)",
+                (wave, first, len(matches), json.dumps(list(bots))),
+            )
+            self._insert_matches(matches)
+
+    def last_wave(self) -> tuple[int, int, int] | None:
+        """(wave, first match, matches) of the league's latest wave, or None before the first."""
+        row = self.db.execute(
+            "SELECT wave, first_match, matches FROM waves ORDER BY wave DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def match_rows(self, first: int = 0, last: int | None = None) -> list[dict[str, Any]]:
+        """The rows of matches ``first`` to ``last`` (inclusive; default: every later one)."""
+        rows = self.db.execute(
+            "SELECT match_index, match_id, bots, first_game, games, status FROM matches "
+            "WHERE match_index >= ? AND match_index <= ? ORDER BY match_index",
+            (first, last if last is not None else 2**62),
+        )
+        return [
+            {
+                "index": row[0],
+                "match_id": row[1],
+                "bots": tuple(json.loads(row[2])),
+                "first_game": row[3],
+                "games": row[4],
+                "status": row[5],
+            }
+            for row in rows
+        ]
+
+    def next_match_index(self) -> tuple[int, int]:
+        """The index and first game after the last recorded match: (index, first game)."""
+        row = self.db.execute(
+            "SELECT match_index, first_game + games FROM matches "
+            "ORDER BY match_index DESC LIMIT 1"
+        ).fetchone()
+        return (0, 0) if row is None else (row[0] + 1, row[1])
+
+    def bot_names(self) -> set[str]:
+        """Every bot of a recorded match."""
+        names: set[str] = set()
+        for (bots,) in self.db.execute("SELECT DISTINCT bots FROM matches"):
+            names.update(json.loads(bots))
+        return names
+
+    def withdraw_match(self, match_index: int) -> None:
+        """A league's match one of whose bots left before it was played: never played, never
+        rated (what an earlier run left of it is discarded)."""
+        with self.transaction():
+            self._discard_games(match_index)
+            self.db.execute(
+                "UPDATE matches SET status='withdrawn', finished=? WHERE match_index = ?",
+                (time.time(), match_index),
+            )
+
     # -- matches
 
     def match_status(self) -> dict[int, str]:
@@ -306,9 +408,14 @@ class Store:
 
     def unfinished_matches(self) -> list[int]:
         rows = self.db.execute(
-            "SELECT match_index FROM matches WHERE status != 'done' ORDER BY match_index"
+            "SELECT match_index FROM matches WHERE status NOT IN ('done', 'withdrawn') "
+            "ORDER BY match_index"
         )
         return [row[0] for row in rows]
+
+    def done_matches(self) -> set[int]:
+        rows = self.db.execute("SELECT match_index FROM matches WHERE status = 'done'")
+        return {row[0] for row in rows}
 
     def _discard_games(self, match_index: int) -> None:
         """Delete the games of a match and their faults (inside the caller's transaction)."""

@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import errno
 import fcntl
+import itertools
 import json
 import multiprocessing
 import os
@@ -33,16 +34,23 @@ import sqlite3
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from .config import ConfigError, TourneyConfig, demo_config, is_cluster_address, load_config
+from .config import (
+    ConfigError,
+    TourneyConfig,
+    changed_keys,
+    demo_config,
+    is_cluster_address,
+    load_config,
+)
 from .ratings import Ratings
 from .records import GameRecord, MatchResult, MatchSpec
-from .schedule import ScheduledMatch, build_schedule
+from .schedule import ScheduledMatch, draw_wave, iter_schedule, league_match, schedule_size
 from .secret import (
     SECRET_NAME,
     SecretError,
@@ -259,8 +267,11 @@ class Leaderboard:
         total_games: int,
         matches_total: int = 0,
         secret: bytes | None = None,
+        names: Sequence[str] = (),
     ) -> None:
         self.config = config
+        #: every bot rated: the configuration's, then those of past games (a league's leavers)
+        self.names = tuple(dict.fromkeys((*config.bot_names, *names)))
         self.secret = secret  # published only once complete, and only if ``reveal_seeds``
         self.total_games = total_games
         self.matches_total = matches_total
@@ -272,7 +283,7 @@ class Leaderboard:
     def _fresh(self) -> Ratings:
         return Ratings(
             self.config.game,
-            self.config.bot_names,
+            self.names,
             draw_probability=self.config.ratings.draw_probability,
             fault_ranks_last=self.config.ratings.fault_ranks_last,
         )
@@ -321,7 +332,7 @@ class Leaderboard:
             seed=config.seed if reveal else None,
             secret=self.secret.hex() if reveal and self.secret is not None else None,
             config=config.document,
-            bots=config.bot_names,
+            bots=self.names,
             games=tuple(StoredGame(index, -1, self.games[index]) for index in sorted(self.games)),
             matches_done=self.matches_done,
             matches_total=self.matches_total,
@@ -418,6 +429,10 @@ class _Display:
     def advance(self, games: int) -> None:
         if self.live is not None:
             self.progress.update(self.task, advance=games)
+
+    def total(self, games: int) -> None:
+        if self.live is not None:
+            self.progress.update(self.task, total=games)
 
     def board(self, document: dict) -> None:
         if self.live is not None:
@@ -523,43 +538,54 @@ def run_tournament(
     started = time.monotonic()
     output = Path(config.output)
     workers = max(1, workers or config.workers)
+    league = config.schedule.type == "league"
     with _lock(output):
         config = _staged(config, output)
         if fresh:
             _remove_store(output)
         secret = tournament_secret(config, output)
-        schedule = build_schedule(config, secret)
-        total_games = sum(match.games for match in schedule)
+        matches_total, total_games = schedule_size(config)
         with Store.open(output) as store:
             store.setup(
                 digest=config.digest,
                 config=config.document,
                 secret_fingerprint=fingerprint(secret),
-                matches=[
-                    (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in schedule
-                ],
+                accept=(lambda meta: _accept_league(config, store, meta)) if league else None,
             )
-            pending = store.unfinished_matches()
-            for index in pending:  # a match cut short is played again from its start
+            if league:  # bots join and leave: the stored document and bots follow the file
+                known = json.loads(store.meta().get("bot_fingerprints") or "{}")
+                store.set_meta(
+                    {
+                        "config": json.dumps(config.document, sort_keys=True, default=str),
+                        "bot_fingerprints": json.dumps(
+                            {**known, **dict(config.bot_fingerprints)}, sort_keys=True
+                        ),
+                    }
+                )
+            board = Leaderboard(
+                config, total_games, matches_total, secret, sorted(store.bot_names())
+            )
+            feed: _Feed = (  # a league's feed withdraws the matches of bots that left
+                _LeagueFeed(config, secret, store, board)
+                if league
+                else _ScheduleFeed(config, secret, store)
+            )
+            for index in store.unfinished_matches():  # cut short: played again from the start
                 store.start_match(index)
-            board = Leaderboard(config, total_games, len(schedule), secret)
             board.matches_done = sum(
                 1 for status in store.match_status().values() if status == "done"
             )
             for stored in store.games():
                 board.add(stored.canonical_index, stored.record)
+            capacity = 4 * workers if (cluster or config.cluster) is None else 512
+            first = feed.take(capacity, idle=True)
+            store.set_meta(
+                {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+            )
             write_json_atomic(output / LEADERBOARD_NAME, board.document())
-            if not pending:
+            if not first:
                 publish_site(output, _warn)
-                return TourneyOutcome(
-                    len(schedule),
-                    total_games,
-                    0,
-                    True,
-                    False,
-                    board.document(),
-                    time.monotonic() - started,
-                )
+                return _outcome(store, board, 0, False, started)
             if sandbox is None and runner is None:
                 sandbox = sandbox_config(config)
             replay_dir = str(output / "replays") if config.replays else None
@@ -570,8 +596,10 @@ def run_tournament(
                 config,
                 store,
                 board,
-                [schedule[index] for index in pending],
-                workers=min(workers, len(pending)),
+                feed,
+                first,
+                workers=workers,
+                capacity=capacity,
                 runner=runner or _default_runner,
                 sandbox=sandbox,
                 replay_dir=replay_dir,
@@ -582,19 +610,170 @@ def run_tournament(
             document = board.document()
             write_json_atomic(output / LEADERBOARD_NAME, document)
             publish_site(output, _warn)
-            return TourneyOutcome(
-                len(schedule),
-                total_games,
-                played,
-                document["complete"],
-                interrupted,
-                document,
-                time.monotonic() - started,
-                tuple(
-                    (schedule[index].spec.match_id, reason)
-                    for index, reason in store.failures().items()
-                ),
+            return _outcome(store, board, played, interrupted, started, document)
+
+
+def _outcome(
+    store: Store,
+    board: Leaderboard,
+    played: int,
+    interrupted: bool,
+    started: float,
+    document: dict | None = None,
+) -> TourneyOutcome:
+    document = document or board.document()
+    ids = {row["index"]: row["match_id"] for row in store.match_rows()} if store.failures() else {}
+    return TourneyOutcome(
+        board.matches_total,
+        board.total_games,
+        played,
+        document["complete"],
+        interrupted,
+        document,
+        time.monotonic() - started,
+        tuple((ids[index], reason) for index, reason in store.failures().items()),
+    )
+
+
+def _accept_league(config: TourneyConfig, store: Store, meta: dict[str, str]) -> None:
+    """Refuse to carry on a league whose past games the configuration would change: name each
+    key that changed, and each bot that changed under the same name."""
+    try:
+        before = json.loads(meta.get("config") or "{}")
+    except json.JSONDecodeError:
+        return  # the digest check refuses it
+    changes = changed_keys(before, config.document)
+    if changes:
+        listed = "; ".join(
+            f"key `{key}` was {json.dumps(old)}, now {json.dumps(new)}" for key, old, new in changes
+        )
+        raise StoreError(
+            f"{store.path} holds this league started with other settings: {listed}. During a "
+            "league only `bots` and `schedule.games` may change (restore the key, or start over)"
+        )
+    known = json.loads(meta.get("bot_fingerprints") or "{}")
+    for position, (name, print_) in enumerate(config.bot_fingerprints):
+        if name in known and known[name] != print_:
+            raise StoreError(
+                f"{config.source}: key `bots[{position}]` ({name}): this bot's program or entry "
+                "changed since it played in this league; give the new version a new name (the "
+                "old one may stay or leave)"
             )
+
+
+class _Feed:
+    """Where the matches to play come from, in canonical order, as the pool has room."""
+
+    done = False
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        """Up to ``room`` matches to play next; ``idle``: no match is being played."""
+        raise NotImplementedError
+
+
+class _ScheduleFeed(_Feed):
+    """A round-robin or gauntlet, iterated: the matches not done, never all in memory."""
+
+    def __init__(self, config: TourneyConfig, secret: bytes, store: Store) -> None:
+        self.iterator: Iterator[ScheduledMatch] = iter_schedule(
+            config, secret, store.done_matches()
+        )
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        matches = list(itertools.islice(self.iterator, room))
+        self.done = len(matches) < room
+        return matches
+
+
+def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
+    """(mu, sigma) of every bot after every stored game, for drawing a league's next wave (the
+    board holds every earlier wave's games then, and nothing later): TrueSkill applied in
+    canonical order. The one place to switch the league to another estimate of the ratings."""
+    return {name: (r.mu, r.sigma) for name, r in board.ratings().ratings.items()}
+
+
+class _LeagueFeed(_Feed):
+    """A league's waves: the rest of the stored wave, then each next wave drawn (see
+    ``schedule.draw_wave``) once every match of the previous one is done."""
+
+    def __init__(
+        self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
+    ) -> None:
+        self.config, self.secret, self.store, self.board = config, secret, store, board
+        self.queue: list[ScheduledMatch] = []
+        last = store.last_wave()
+        self.wave = 0 if last is None else last[0] + 1
+        present = set(config.bot_names)
+        rows = [] if last is None else store.match_rows(last[1], last[1] + last[2] - 1)
+        for row in rows:
+            if row["status"] in ("done", "withdrawn"):
+                continue
+            if not present.issuperset(row["bots"]):  # a bot left before the match was played
+                store.withdraw_match(row["index"])
+                continue
+            self.queue.append(
+                league_match(
+                    config,
+                    secret,
+                    row["index"],
+                    row["first_game"],
+                    last[0],
+                    row["index"] - last[1],
+                    row["bots"],
+                )
+            )
+        self._totals()
+
+    def _totals(self) -> None:
+        rows = [row for row in self.store.match_rows() if row["status"] != "withdrawn"]
+        self.scheduled = sum(row["games"] for row in rows)
+        self.board.matches_total = len(rows)
+        self.board.total_games = self.scheduled if self.done else self.config.schedule.games
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        if not self.queue and idle and not self.done:
+            self._draw()
+        matches, self.queue = self.queue[:room], self.queue[room:]
+        return matches
+
+    def _draw(self) -> None:
+        if self.store.failures():  # the next wave waits for a rerun to play the failed match
+            self.done = True
+            return
+        config, board = self.config, self.board
+        ratings = matchmaking_ratings(board)
+        played = {name: count for name, count in board.ratings().games.items()}
+        tables = draw_wave(
+            config,
+            self.secret,
+            self.wave,
+            config.bot_names,
+            ratings,
+            played,
+            config.schedule.games - self.scheduled,
+        )
+        if not tables:  # the budget is spent: the league is complete
+            self.done = True
+            self._totals()
+            return
+        index, first_game = self.store.next_match_index()
+        for table_no, table in enumerate(tables):
+            match = league_match(
+                config, self.secret, index, first_game, self.wave, table_no, table
+            )
+            self.queue.append(match)
+            index += 1
+            first_game += match.games
+        self.store.add_wave(
+            self.wave,
+            config.bot_names,
+            [(m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in self.queue],
+        )
+        self.wave += 1
+        self._totals()
+        self.store.set_meta(
+            {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+        )
 
 
 def _warn(message: str) -> None:
@@ -615,9 +794,11 @@ def _play(
     config: TourneyConfig,
     store: Store,
     board: Leaderboard,
-    matches: Sequence[ScheduledMatch],
+    feed: _Feed,
+    first: Sequence[ScheduledMatch],
     *,
     workers: int,
+    capacity: int,
     runner: Runner,
     sandbox: Any,
     replay_dir: str | None,
@@ -626,9 +807,9 @@ def _play(
     site_interval: float = 30.0,
     cluster: str | None = None,
 ) -> tuple[int, bool]:
-    by_index = {match.index: match for match in matches}
-    outstanding = set(by_index)
-    written: dict[int, set[int]] = {index: set() for index in by_index}
+    by_index: dict[int, ScheduledMatch] = {}
+    outstanding: set[int] = set()
+    written: dict[int, set[int]] = {}
     played = 0
     output = Path(config.output)
     if cluster is None:
@@ -638,16 +819,36 @@ def _play(
 
         bots = [bot.spec for bot in config.bots]
         pool = ClusterPool(cluster, bots=bots, bot_mode=config.cluster_bots)
-    for match in matches:
-        pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
-    pool.close_input()
+
+    def submit(matches: Sequence[ScheduledMatch]) -> None:
+        """Record the matches as scheduled, clear what an interrupted run left of them (a match
+        cut short is played again from its start), and queue them."""
+        store.add_matches(
+            (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in matches
+        )
+        for match in matches:
+            store.start_match(match.index)
+            by_index[match.index] = match
+            written[match.index] = set()
+            outstanding.add(match.index)
+            pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
+
+    def refill() -> None:
+        while not feed.done and len(outstanding) < capacity:
+            more = feed.take(capacity - len(outstanding), idle=not outstanding)
+            if not more:
+                break
+            submit(more)
+            display.total(board.total_games)
+
     last_board = board_cost = site_cost = 0.0
     last_site = time.monotonic()
     display = _Display(config, board.total_games, len(board.games), quiet)
+    closed = False
 
     def write(index: int, record: GameRecord) -> None:
         nonlocal played
-        if record.game_index in written[index]:
+        if index not in written or record.game_index in written[index]:
             return
         canonical = by_index[index].first_game + record.game_index
         store.add_game(canonical, index, record)
@@ -669,6 +870,7 @@ def _play(
         display.message(f"match {by_index[index].spec.match_id} failed: {reason}")
 
     try:
+        submit(first)
         with display:
             while outstanding:
                 try:
@@ -693,10 +895,12 @@ def _play(
                     store.finish_match(index, logs)
                     board.matches_done += 1
                     outstanding.discard(index)
+                    del by_index[index], written[index]
                 elif kind == "failed":  # on a cluster: the match kept killing its workers
                     store.fail_match(index, payload)
                     outstanding.discard(index)
                     display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                    del by_index[index], written[index]
                 elif kind == "nospace":
                     raise OSError(errno.ENOSPC, payload)
                 elif kind == "error":
@@ -705,6 +909,10 @@ def _play(
                         f"match {match.spec.match_id} ({', '.join(match.bot_names)}) failed:\n"
                         f"{payload}"
                     )
+                refill()
+                if feed.done and not closed:
+                    pool.close_input()
+                    closed = True
                 now = time.monotonic()
                 # the board costs O(games): never spend more than a tenth of the time on it
                 if now - last_board >= max(board_interval, 10 * board_cost) or not outstanding:
@@ -723,6 +931,8 @@ def _play(
     except BaseException:
         pool.stop()
         raise
+    if not closed:
+        pool.close_input()
     pool.join()
     return played, False
 
@@ -777,15 +987,28 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
     from .match import start_check
     from .staging import StagingError, referee_paths, staged_bots
 
+    # bots that start alike (the same command, directory and limits: a league's many versions
+    # of one program) are started once, under the first one's name
+    alike: dict[tuple, list[str]] = {}
+    first: dict[tuple, Any] = {}
+    for bot in config.bots:
+        key = (bot.spec.command, bot.spec.directory, bot.spec.limits)
+        alike.setdefault(key, []).append(bot.name)
+        first.setdefault(key, bot.spec)
     private = referee_paths(config.output, config.source)
     try:  # from private copies of their files, as in the matches
-        specs = [bot.spec for bot in config.bots]
-        with staged_bots(specs, private=private, discover=False) as bots:
-            failures = start_check(
-                bots, sandbox=sandbox_config(config), time_control=config.time_control
+        with staged_bots(list(first.values()), private=private, discover=False) as bots:
+            started = start_check(
+                tuple(bots), sandbox=sandbox_config(config), time_control=config.time_control
             )
     except StagingError as error:
         return f"{config.source}: {error}"
+    failures = {
+        name: started[spec.name]
+        for key, spec in first.items()
+        if spec.name in started
+        for name in alike[key]
+    }
     if not failures:
         return None
     lines = [f"{config.source}: {len(failures)} bot(s) could not start; nothing was played:"]
@@ -863,12 +1086,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if config.seed is not None and (warning := short_seed_warning(config.seed)):
         print(warning, file=sys.stderr)
-    schedule = build_schedule(config, b"shape only")  # the deals do not change its shape
-    total = sum(match.games for match in schedule)
+    matches, total = schedule_size(config)  # counted, not built
     if args.check:
+        shape = (
+            f"a league of at most {total} games in waves"
+            if config.schedule.type == "league"
+            else f"{matches} matches, {total} games"
+        )
         print(
             f"{config.source}: valid. {config.name}: {config.game}, {len(config.bots)} bots, "
-            f"{len(schedule)} matches, {total} games; output {config.output}"
+            f"{shape}; output {config.output}"
         )
         return 0
     again = f"ohseven-referee tourney {args.config}" if args.config else "ohseven-referee tourney"

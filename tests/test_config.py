@@ -13,6 +13,7 @@ from ohseven.referee.config import (
     DEMO_CONFIG,
     TOP_KEYS,
     ConfigError,
+    changed_keys,
     demo_config,
     load_config,
     load_config_text,
@@ -175,7 +176,7 @@ class TestValid:
         assert config.time_control == demo.time_control and config.seed == demo.seed
         assert "name: quickstart" in DEMO_CONFIG
 
-    @pytest.mark.parametrize("name", ["quickstart", "oh-hell", "gauntlet"])
+    @pytest.mark.parametrize("name", ["quickstart", "oh-hell", "gauntlet", "league"])
     def test_shipped_tournaments_are_valid(self, name: str) -> None:
         """Every tournament shipped in tournaments/ validates."""
         load_config(Path(__file__).parent.parent / "tournaments" / f"{name}.yaml")
@@ -362,3 +363,47 @@ class TestExtraPaths:
         errors = errors_of(folder, text.replace("{folder}", str(folder)))
         assert len(errors) == 1 and "sandbox.extra_paths" in errors[0], errors
         assert message in errors[0]
+
+
+class TestLeague:
+    """``schedule: {type: league, games: N}``: its keys, and a digest without its bots."""
+
+    def test_a_league_reads_its_budget(self, folder: Path) -> None:
+        """The budget of games is read; other schedules keep 0."""
+        config = load(folder, MINIMAL + "schedule: {type: league, games: 500, deals: duplicate}\n")
+        assert (config.schedule.type, config.schedule.games) == ("league", 500)
+        assert config.schedule.deals == "duplicate" and load(folder, MINIMAL).schedule.games == 0
+
+    @pytest.mark.parametrize(
+        ("schedule", "key", "text"),
+        [
+            ("{type: league}", "schedule", "needs `games`"),
+            ("{type: league, games: 0}", "schedule.games", "an integer from 1"),
+            ("{type: league, games: 1}", "schedule.games", "less than one table"),
+            ("{type: league, games: 10, repeats: 2}", "schedule.repeats", "no repeats"),
+            ("{type: round-robin, games: 10}", "schedule.games", "only a league"),
+            ("{type: league, games: 10, candidates: [a]}", "schedule.candidates", "gauntlet"),
+        ],
+    )
+    def test_league_mistakes_name_their_key(
+        self, folder: Path, schedule: str, key: str, text: str
+    ) -> None:
+        """A league without a budget, with repeats or candidates; a budget elsewhere."""
+        errors = errors_of(folder, MINIMAL + f"schedule: {schedule}\n")
+        assert len(errors) == 1 and f"key `{key}`" in errors[0] and text in errors[0], errors
+
+    def test_the_league_digest_leaves_out_the_bots_and_the_budget(self, folder: Path) -> None:
+        """Bots and budget may change under the same digest; a rule may not, and the change is
+        named; a round-robin's digest still covers its bots."""
+        base = MINIMAL + "schedule: {type: league, games: 50}\n"
+        league = load(folder, base)
+        more = base.replace("games: 50", "games: 90").replace(
+            "bots:\n", "bots:\n  - {name: z, file: bots/b.py}\n"
+        )
+        assert load(folder, more).digest == league.digest
+        ruled = load(folder, base + "rules: {passing: true}\n")
+        assert ruled.digest != league.digest
+        assert changed_keys(league.document, ruled.document) == [("rules.passing", None, True)]
+        robin = load(folder, MINIMAL)
+        grown = MINIMAL.replace("bots:\n", "bots:\n  - {name: z, file: bots/b.py}\n")
+        assert load(folder, grown).digest != robin.digest

@@ -12,6 +12,7 @@ import io
 import itertools
 import json
 import random
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -21,6 +22,7 @@ import pytest
 from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ohseven.referee import publish as publish_module
 from ohseven.referee.publish import (
     LEADERBOARD_FORMAT,
     LEADERBOARD_VERSION,
@@ -651,3 +653,68 @@ class TestSiteDetails:
         for one, other in itertools.combinations(palette, 2):
             distance = sum((a - b) ** 2 for a, b in zip(lab(one), lab(other), strict=True)) ** 0.5
             assert distance > 15, (one, other, distance)
+
+
+#: the canonical index in the first cell of a games table's row
+ROW = r'<tr>\s*<td data-value="(\d+)">'
+
+
+class TestScale:
+    """Pages stay small however many games: a paged games list, recent games on bot pages,
+    and ratings kept from one publish to the next."""
+
+    def test_the_games_list_is_paged(self, tmp_path: Path, monkeypatch) -> None:
+        """games/<n>.html hold the games in canonical order, a page each; games.html lists the
+        pages and the most recent games, never every game; stale pages are removed."""
+        monkeypatch.setattr(publish_module, "GAMES_PER_PAGE", 5)
+        monkeypatch.setattr(publish_module, "RECENT_GAMES", 4)
+        out = build_tournament(tmp_path, games_per_match=3)  # 12 games
+        (out / "games").mkdir()
+        (out / "games" / "9.html").write_text("old")
+        publish(out)
+        seen = []
+        for number, expected in ((1, 5), (2, 5), (3, 2)):
+            page = (out / "games" / f"{number}.html").read_text()
+            rows = re.findall(ROW, page)
+            assert len(rows) == expected, (number, rows)
+            seen += [int(row) for row in rows]
+            assert 'href="../games/1.html"' in page or number == 1
+        assert seen == list(range(12)) and not (out / "games" / "9.html").exists()
+        landing = (out / "games.html").read_text()
+        recent = [int(row) for row in re.findall(ROW, landing)]
+        assert recent == [11, 10, 9, 8]
+        assert all(f'href="games/{n}.html"' in landing for n in (1, 2, 3))
+
+    def test_bot_pages_list_their_recent_games(self, tmp_path: Path, monkeypatch) -> None:
+        """A bot page lists its most recent games only, and says so."""
+        monkeypatch.setattr(publish_module, "BOT_RECENT_GAMES", 2)
+        out = build_tournament(tmp_path, games_per_match=3)
+        publish(out)
+        board = json.loads((out / "leaderboard.json").read_text())
+        row = board["bots"][0]
+        page = (out / "bots" / f"{row['slug']}.html").read_text()
+        listed = re.findall(ROW, page)
+        assert len(listed) == 2 and f"Its 2 most recent games of {row['games']}" in page
+
+    def test_a_republish_rates_only_the_new_games(self, tmp_path: Path) -> None:
+        """The ratings after the settled games are kept: a republish reads them back (a
+        tampered value shows), gives the same board as a full replay, and a cache that does not
+        match the games is ignored."""
+        out = build_tournament(tmp_path, games_per_match=2)
+        publish(out)
+        reference = json.loads((out / "leaderboard.json").read_text())
+        cache_file = out / REPLAY_DATA / publish_module.RATINGS_CACHE
+        cache = json.loads(cache_file.read_text())
+        assert cache["prefix"] == reference["games_played"]
+        tampered = json.loads(json.dumps(cache))
+        name = reference["bots"][0]["name"]
+        tampered["ratings"][name][1] += 10.0  # tau: mu moves by 10 / pi
+        cache_file.write_text(json.dumps(tampered))
+        publish(out)
+        changed = json.loads((out / "leaderboard.json").read_text())
+        assert {b["name"]: b["mu"] for b in changed["bots"]}[name] != reference["bots"][0]["mu"]
+        tampered["key"] = "0" * 64  # the games no longer match: replayed from the start
+        cache_file.write_text(json.dumps(tampered))
+        publish(out)
+        assert json.loads((out / "leaderboard.json").read_text()) == reference
+        assert json.loads(cache_file.read_text()) == cache

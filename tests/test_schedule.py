@@ -11,7 +11,13 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.referee.config import load_config_text
-from ohseven.referee.schedule import build_schedule, schedule_size
+from ohseven.referee.schedule import (
+    build_schedule,
+    draw_wave,
+    iter_schedule,
+    league_match,
+    schedule_size,
+)
 
 SECRET = b"s" * 32
 
@@ -119,3 +125,151 @@ class TestGauntlet:
         }
         assert {m.bot_names for m in schedule} == expected
         assert len(schedule) == len(expected)
+
+
+class TestLazySizes:
+    @settings(max_examples=30, deadline=None)
+    @given(
+        bots=st.integers(2, 7),
+        sizes=st.lists(st.integers(2, 5), min_size=1, max_size=3, unique=True),
+        games=st.integers(1, 3),
+        repeats=st.integers(1, 2),
+        gauntlet=st.booleans(),
+    )
+    def test_counted_sizes_equal_the_built_ones(
+        self, tmp_path_factory, bots, sizes, games, repeats, gauntlet
+    ) -> None:
+        """schedule_size counts (matches, games) arithmetically: those of the built schedule."""
+        sizes = [size for size in sizes if size <= (bots - 1 if gauntlet else bots)] or [2]
+        extra = {"type": "gauntlet", "candidates": ["b0"]} if gauntlet else {}
+        config = config_of(
+            tmp_path_factory.mktemp("lazy"),
+            bots,
+            sizes,
+            games_per_table=games,
+            repeats=repeats,
+            **extra,
+        )
+        schedule = build_schedule(config, SECRET)
+        assert schedule_size(config) == (len(schedule), sum(m.games for m in schedule))
+
+    def test_iterating_skips_done_matches_and_builds_nothing_ahead(self, tmp_path: Path) -> None:
+        """iter_schedule yields the built schedule minus the skipped indices, lazily."""
+        config = config_of(tmp_path, 6, [2, 3], games_per_table=2)
+        schedule = build_schedule(config, SECRET)
+        skipped = {0, 3, 7}
+        assert list(iter_schedule(config, SECRET, skipped)) == [
+            m for m in schedule if m.index not in skipped
+        ]
+        many = config_of(tmp_path, 100, [4])  # 3.9 million tables: never built whole
+        first = list(itertools.islice(iter_schedule(many, SECRET), 3))
+        assert [m.index for m in first] == [0, 1, 2] and schedule_size(many)[0] == math.comb(100, 4)
+
+
+def league_of(tmp: Path, bots: int, sizes: list[int], games: int = 10**6, per_table: int = 1):
+    return config_of(tmp, bots, sizes, type="league", games=games, games_per_table=per_table)
+
+
+def simulate(config, waves: int, ratings=None, secret: bytes = SECRET):
+    """Draw ``waves`` waves with fixed ratings (default: the prior); (games, meetings)."""
+    names = config.bot_names
+    ratings = ratings or {name: (25.0, 25 / 3) for name in names}
+    played: Counter[str] = Counter()
+    met: Counter[tuple[str, str]] = Counter()
+    for wave in range(waves):
+        for table in draw_wave(config, secret, wave, names, ratings, played, 10**9):
+            for name in table:
+                played[name] += len(table) * config.schedule.games_per_table
+            for a, b in itertools.combinations(table, 2):
+                met[(a, b)] += 1
+    return played, met
+
+
+class TestLeagueWaves:
+    @settings(max_examples=15, deadline=None)
+    @given(bots=st.integers(4, 23), sizes=st.sampled_from([[2], [3, 4], [2, 3, 4], [4, 5]]))
+    def test_games_per_bot_stay_within_a_table(self, tmp_path_factory, bots, sizes) -> None:
+        """Over many waves every bot plays about as often: the spread is below two tables."""
+        config = league_of(tmp_path_factory.mktemp("wave"), bots, sizes)
+        played, _ = simulate(config, 30)
+        counts = [played[name] for name in config.bot_names]
+        assert min(counts) > 0 and max(counts) - min(counts) <= 2 * max(sizes), counts
+
+    def test_every_wave_seats_each_bot_at_most_once(self, tmp_path: Path) -> None:
+        """A wave's tables are disjoint, sorted, of the configured sizes."""
+        config = league_of(tmp_path, 17, [3, 4])
+        names = config.bot_names
+        prior = {name: (25.0, 8.0) for name in names}
+        tables = draw_wave(config, SECRET, 0, names, prior, {}, 10**6)
+        seated = [name for table in tables for name in table]
+        assert len(seated) == len(set(seated)) >= 17 - 2
+        assert all(list(t) == sorted(t) and len(t) in (3, 4) for t in tables)
+
+    def test_close_ratings_meet_more(self, tmp_path: Path) -> None:
+        """Settled bots (low sigma) spread out in mu meet their neighbours far more often than
+        bots far above or below them, yet the spread of opponents stays wide."""
+        config = league_of(tmp_path, 16, [4])
+        ratings = {f"b{i}": (10.0 * i, 1.0) for i in range(16)}
+        _, met = simulate(config, 200, ratings)
+        pairs = list(itertools.combinations(range(16), 2))
+
+        def mean(gap):
+            chosen = [(i, j) for i, j in pairs if gap(j - i)]
+            return sum(met[tuple(sorted((f"b{i}", f"b{j}")))] for i, j in chosen) / len(chosen)
+
+        assert mean(lambda gap: gap == 1) > 3 * mean(lambda gap: gap >= 5)
+        assert len(met) > 60  # of the 120 pairs
+
+    def test_uncertain_bots_meet_a_wider_field(self, tmp_path: Path) -> None:
+        """A bot whose rating is uncertain (high sigma) meets the bots far from its mu more
+        often than a settled bot of the same mu does: its order against them is still open."""
+        config = league_of(tmp_path, 10, [2])
+        ratings = {f"b{i}": (10.0 * i, 1.0) for i in range(8)}
+        ratings.update({"b8": (35.0, 12.0), "b9": (35.0, 1.0)})  # uncertain, settled
+        _, met = simulate(config, 300, ratings)
+        far = ["b0", "b1", "b6", "b7"]  # 25 or more from 35
+
+        def far_meetings(name):
+            return sum(met[tuple(sorted((name, other)))] for other in far)
+
+        assert far_meetings("b8") > 2 * far_meetings("b9")
+
+    def test_equal_ratings_spread_the_opponents(self, tmp_path: Path) -> None:
+        """With equal ratings the tables are drawn at random: after 30 waves every bot has met
+        most of the field."""
+        config = league_of(tmp_path, 12, [3])
+        _, met = simulate(config, 30)
+        for name in config.bot_names:
+            assert sum(1 for pair in met if name in pair) >= 8  # of 11 others
+
+    def test_deterministic_from_the_secret_the_wave_and_the_names(self, tmp_path: Path) -> None:
+        """The same secret, wave and ratings draw the same tables whatever the order of the
+        bots; another wave or secret draws others."""
+        config = league_of(tmp_path, 12, [3, 4])
+        names = list(config.bot_names)
+        prior = {name: (25.0, 8.0) for name in names}
+
+        def draw(wave, order, secret=SECRET):
+            return draw_wave(config, secret, wave, order, prior, {}, 10**6)
+
+        assert draw(3, names) == draw(3, names[::-1])
+        assert draw(3, names) != draw(4, names) and draw(3, names) != draw(3, names, b"u" * 32)
+
+    def test_the_budget_leaves_out_the_tables_past_it(self, tmp_path: Path) -> None:
+        """A wave holds no more games than the budget left; none when no table fits."""
+        config = league_of(tmp_path, 12, [3, 4], per_table=2)
+        prior = {name: (25.0, 8.0) for name in config.bot_names}
+        tables = draw_wave(config, SECRET, 0, config.bot_names, prior, {}, 15)
+        assert 0 < sum(len(t) * 2 for t in tables) <= 15
+        assert draw_wave(config, SECRET, 0, config.bot_names, prior, {}, 5) == []
+
+    def test_league_matches_deal_from_the_wave_and_the_table(self, tmp_path: Path) -> None:
+        """A league's match is dealt from the secret, its wave and its table: same inputs, same
+        deals; another wave, other deals."""
+        config = league_of(tmp_path, 5, [3], per_table=2)
+        table = ("b0", "b2", "b4")
+        one = league_match(config, SECRET, 7, 40, 2, 1, table)
+        assert one == league_match(config, SECRET, 7, 40, 2, 1, table)
+        assert one.bot_names == table and one.games == 6 and one.first_game == 40
+        other = league_match(config, SECRET, 7, 40, 3, 1, table)
+        assert set(one.spec.seeds).isdisjoint(other.spec.seeds)

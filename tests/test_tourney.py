@@ -462,3 +462,131 @@ class TestOutputFaults:
                 assert store.game_count() == board(small / "out")["games_total"] > kept
         finally:
             subprocess.run(["umount", "-l", str(small)], check=False)
+
+
+LEAGUE_CONFIG = """
+name: league
+game: oh-seven
+table_size: [2, 3]
+bots:
+{bots}
+schedule: {{type: league, games: {games}, games_per_table: 1}}
+time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
+sandbox: {{mode: unsandboxed}}
+seed: 8
+output: out
+"""
+LEAGUE_BOTS = {"low": "low", "high": "high", "hash": "hash", "hash2": "hash", "hash3": "hash"}
+
+
+def write_league(folder: Path, *, games: int = 30, bots: dict[str, str] | None = None) -> Path:
+    """A league of the fixed bots (name -> style) in ``folder``: its configuration file."""
+    folder.chmod(0o755)
+    for style in ("low", "high", "hash"):
+        (folder / f"{style}.py").write_text(FIXED_BOT_SOURCE.format(style=style))
+    listed = "\n".join(
+        f"  - {{name: {name}, file: {style}.py}}" for name, style in (bots or LEAGUE_BOTS).items()
+    )
+    path = folder / "t.yaml"
+    path.write_text(LEAGUE_CONFIG.format(bots=listed, games=games))
+    return path
+
+
+def league_games(folder: Path) -> list[tuple]:
+    """Every stored game of a league: (canonical index, match id, seats, seed, totals)."""
+    with Store.open(folder, create=False) as store:
+        return [
+            (g.canonical_index, g.record.match_id, g.record.seats, g.record.seed, g.record.totals)
+            for g in store.games()
+        ]
+
+
+class TestLeague:
+    """A league: a budget of games in waves drawn from the ratings, deterministic whatever the
+    workers and interruptions; bots join and leave between runs."""
+
+    @pytest.mark.timeout(300)
+    def test_workers_and_a_kill_give_the_same_games_and_leaderboard(self, tmp_path: Path) -> None:
+        """1 worker, 2 workers and SIGKILLs then a resume: the same games, the same board."""
+        runs = {}
+        for name in ("one", "two", "killed"):
+            (tmp_path / name).mkdir()
+            runs[name] = write_league(tmp_path / name)
+        code, _, err = finish(referee(str(runs["one"]), "--workers", "1", "--quiet"))
+        assert code == 0, err
+        code, _, err = finish(referee(str(runs["two"]), "--workers", "2", "--quiet"))
+        assert code == 0, err
+        rng = random.Random(5)
+        kept = []
+        for _ in range(4):
+            process = referee(str(runs["killed"]), "--workers", "2", "--quiet")
+            target = (kept[-1] if kept else 0) + rng.randint(2, 8)
+            while process.poll() is None and stored_games(tmp_path / "killed" / "out") < target:
+                time.sleep(0.02)
+            if process.poll() is not None:
+                break
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            kept.append(stored_games(tmp_path / "killed" / "out"))
+        assert any(0 < games < 30 for games in kept), kept
+        code, _, err = finish(referee(str(runs["killed"]), "--workers", "2", "--quiet"))
+        assert code == 0, err
+        reference = board(tmp_path / "one" / "out")
+        games = league_games(tmp_path / "one" / "out")
+        assert reference["complete"] and reference["games_played"] == len(games) == 30
+        for name in ("two", "killed"):
+            assert board(tmp_path / name / "out") == reference, name
+            assert league_games(tmp_path / name / "out") == games, name
+        with Store.open(tmp_path / "one" / "out", create=False) as store:
+            waves = store.db.execute("SELECT COUNT(*) FROM waves").fetchone()[0]
+        assert waves >= 5  # 5 bots: every wave seats 5 (or 4) of them, 4 to 7 games a wave
+        counts = [bot["games"] for bot in reference["bots"]]
+        assert max(counts) - min(counts) <= 3, counts  # a table is 2 or 3 games
+
+    @pytest.mark.timeout(300)
+    def test_a_bot_joins_and_one_leaves(self, tmp_path: Path) -> None:
+        """A newcomer added to the file plays in the next waves; a bot removed keeps its past
+        games (and its place in the history) but is scheduled no more."""
+        config = write_league(tmp_path, games=20)
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        before = league_games(tmp_path / "out")
+        assert len(before) == 20 and any("low" in game[2] for game in before)
+        bots = {name: style for name, style in LEAGUE_BOTS.items() if name != "low"}
+        bots["high-v2"] = "high"
+        write_league(tmp_path, games=50, bots=bots)
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        after = league_games(tmp_path / "out")
+        assert after[: len(before)] == before and len(after) == 50
+        later = [seats for _, _, seats, _, _ in after[len(before) :]]
+        assert all("low" not in seats for seats in later)
+        assert sum("high-v2" in seats for seats in later) >= 8
+        document = board(tmp_path / "out")
+        rows = {bot["name"]: bot for bot in document["bots"]}
+        assert rows["low"]["games"] == sum("low" in game[2] for game in before) > 0
+        assert rows["high-v2"]["games"] > 0 and document["complete"]
+
+    def test_a_changed_rule_key_is_refused_naming_it(self, tmp_path: Path) -> None:
+        """Over a league's games, a change to what decided them is an error naming the key;
+        so is a bot changed under the same name."""
+        config = write_league(tmp_path, games=6)
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+        text = config.read_text()
+        config.write_text(text.replace("move_seconds: 5", "move_seconds: 4"))
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 1 and "key `time_control.move_seconds` was 5, now 4" in err, err
+        config.write_text(text.replace("game: oh-seven", "game: oh-seven\nrules: {passing: true}"))
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 1 and "key `rules.passing`" in err and "Traceback" not in err, err
+        changed = text.replace("{name: hash2, file: hash.py}", "{name: hash2, file: low.py}")
+        config.write_text(changed)
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 1 and "key `bots[3]` (hash2)" in err, err
+        config.write_text(text)
+        assert finish(referee(str(config), "--quiet"))[0] == 0
+
+    def test_check_counts_without_building(self, tmp_path: Path) -> None:
+        """--check of a league prints its budget; of a round-robin, its counted size."""
+        code, out, err = finish(referee(str(write_league(tmp_path, games=40)), "--check"))
+        assert code == 0 and "5 bots, a league of at most 40 games" in out, err
