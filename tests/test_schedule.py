@@ -187,7 +187,7 @@ def simulate(config, waves: int, ratings=None, secret: bytes = SECRET):
 
 class TestLeagueWaves:
     @settings(max_examples=15, deadline=None)
-    @given(bots=st.integers(4, 23), sizes=st.sampled_from([[2], [3, 4], [2, 3, 4], [4, 5]]))
+    @given(bots=st.integers(5, 23), sizes=st.sampled_from([[2], [3, 4], [2, 3, 4], [4, 5]]))
     def test_games_per_bot_stay_within_a_table(self, tmp_path_factory, bots, sizes) -> None:
         """Over many waves every bot plays about as often: the spread is below two tables."""
         config = league_of(tmp_path_factory.mktemp("wave"), bots, sizes)
