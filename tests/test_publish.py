@@ -45,7 +45,7 @@ from ohseven.referee.publish import (
     unique_slugs,
     write_atomic,
 )
-from ohseven.referee.ratings import rate_games
+from ohseven.referee.ratings import order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
 from ohseven.referee.rules import new_game
@@ -243,16 +243,20 @@ class TestReplayView:
 
 
 class TestLeaderboard:
-    def test_ratings_are_trueskill_in_canonical_order(self, tourney: Path) -> None:
-        """Every bot's mu and sigma are those of rating the stored games in canonical order;
-        score is mu - 3 sigma and the rows are sorted by it."""
+    def test_ratings_are_order_free_trueskill(self, tourney: Path) -> None:
+        """Every bot's mu and sigma are the order-free TrueSkill estimate of the stored games,
+        the sequential ones (canonical order) are extra fields; score is mu - 3 sigma and the
+        rows are sorted by it."""
         t = load_tournament(tourney)
         board = leaderboard(t)
         ratings = rate_games("oh-seven", BOTS, t.records)
+        free = order_free(t.records, BOTS)
         for row in board["bots"]:
             rating = ratings.ratings[row["name"]]
-            assert row["mu"] == pytest.approx(rating.mu, abs=1e-5)
-            assert row["sigma"] == pytest.approx(rating.sigma, abs=1e-5)
+            assert row["mu"] == pytest.approx(free[row["name"]][0], abs=1e-5)
+            assert row["sigma"] == pytest.approx(free[row["name"]][1], abs=1e-5)
+            assert row["sequential_mu"] == pytest.approx(rating.mu, abs=1e-5)
+            assert row["sequential_sigma"] == pytest.approx(rating.sigma, abs=1e-5)
             assert row["score"] == pytest.approx(row["mu"] - 3 * row["sigma"], abs=1e-5)
         scores = [row["score"] for row in board["bots"]]
         assert scores == sorted(scores, reverse=True)
