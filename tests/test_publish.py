@@ -17,6 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import attrs
 import pytest
 from conftest import play_random
 from hypothesis import given, settings
@@ -26,6 +27,7 @@ from ohseven.referee.publish import (
     LEADERBOARD_VERSION,
     REPLAY_DATA,
     PublishError,
+    Tournament,
     bid_tricks,
     bot_view,
     compact_frames,
@@ -48,10 +50,10 @@ from ohseven.referee.publish import (
 from ohseven.referee.ratings import order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
-from ohseven.referee.rules import new_game
+from ohseven.referee.rules import competition_ranks, new_game
 from ohseven.referee.secret import derive_seed
 from ohseven.referee.stats import game_statistics
-from ohseven.referee.store import Store
+from ohseven.referee.store import Store, StoredGame
 
 BOTS = ("alpha", "beta", "gamma", "Delta Bot")
 FAULTY = "Delta Bot"
@@ -298,6 +300,90 @@ class TestLeaderboard:
         table = [line for line in md if line.startswith("| ") and "---" not in line][1:]
         assert [line.split(" | ")[1] for line in table] == [b["name"] for b in board["bots"]]
         assert "9 of 12 games" in md[2]
+
+
+def synthetic(games: list[tuple[str, tuple[int, ...]]], bots: str = "abcd") -> Tournament:
+    """A tournament of the given (seats, totals) games, each its own deal."""
+    records = [
+        GameRecord(f"m{i // 6}", i % 6, i, tuple(seats), totals, competition_ranks(totals))
+        for i, (seats, totals) in enumerate(games)
+    ]
+    return Tournament(
+        name="synthetic",
+        game="oh-seven",
+        seed=None,
+        config={},
+        bots=tuple(bots),
+        games=tuple(StoredGame(i, i // 6, record) for i, record in enumerate(records)),
+        games_total=len(records),
+    )
+
+
+class TestUncertainty:
+    def test_equal_bots_share_a_place(self) -> None:
+        """Two bots equal by construction (they swap places every other game, both above c) are
+        one tier with a shared '=' place; the clearly better and worse bots are not tied."""
+        games = []
+        for i in range(120):
+            first, second = ("a", "b") if i % 2 else ("b", "a")
+            games.append((first + second + "cd", (30, 20, 10, 0)))
+        board = leaderboard(synthetic(games))
+        rows = {row["name"]: row for row in board["bots"]}
+        assert rows["a"]["tier"] == rows["b"]["tier"] == 1
+        assert rows["a"]["place"] == rows["b"]["place"] == "=1"
+        assert rows["a"]["tied_with"] == ["b"] and rows["b"]["tied_with"] == ["a"]
+        assert (rows["c"]["tier"], rows["c"]["place"], rows["c"]["tied_with"]) == (2, "3", [])
+        assert (rows["d"]["tier"], rows["d"]["place"]) == (3, "4")
+        upper = board["bots"][0]
+        assert upper["superiority_next"] < 0.95 and upper["games_to_separate"] is None
+
+    def test_superiority_matrix_is_complementary(self) -> None:
+        """P(a > b) + P(b > a) = 1 in the published matrix; the diagonal is absent."""
+        rng = random.Random(3)
+        games = []
+        for _ in range(60):
+            seats = rng.sample("abcd", 4)
+            games.append(("".join(seats), tuple(rng.randint(0, 30) for _ in range(4))))
+        board = leaderboard(synthetic(games))
+        matrix = board["superiority"]
+        for a, b in itertools.permutations("abcd", 2):
+            assert abs(matrix[a][b] + matrix[b][a] - 1.0) < 1e-9
+        assert all(name not in matrix[name] for name in "abcd")
+        for upper, lower in itertools.pairwise(board["bots"]):
+            expected = matrix[upper["name"]][lower["name"]]
+            assert upper["superiority_next"] == pytest.approx(expected, abs=1e-5)
+
+    def test_points_interval_in_json_csv_and_markdown(self) -> None:
+        """Each bot's points-per-game interval holds its points per game and is in the CSV
+        (two columns) and the Markdown table."""
+        rng = random.Random(4)
+        games = [("abcd", tuple(rng.randint(0, 30) for _ in range(4))) for _ in range(30)]
+        board = leaderboard(synthetic(games))
+        rows = list(csv.DictReader(io.StringIO(leaderboard_csv(board))))
+        for bot, row in zip(board["bots"], rows, strict=True):
+            low, high = bot["points_per_game_ci"]
+            assert low < bot["points_per_game"] < high
+            assert (float(row["points_per_game_low"]), float(row["points_per_game_high"])) == (
+                low,
+                high,
+            )
+        assert "points/game low" in leaderboard_markdown(board)
+
+    def test_order_of_the_games_does_not_change_the_board(self) -> None:
+        """The same games stored in another order give the same bots, values and ranks."""
+        rng = random.Random(5)
+        games = []
+        for _ in range(48):
+            seats = rng.sample("abcd", 3)
+            games.append(("".join(seats), tuple(rng.randint(0, 30) for _ in range(3))))
+        tournament = synthetic(games)
+        shuffled = list(tournament.games)
+        rng.shuffle(shuffled)
+        other = attrs.evolve(tournament, games=tuple(shuffled))
+        strip = ("sequential_mu", "sequential_sigma")
+        boards = [leaderboard(t)["bots"] for t in (tournament, other)]
+        first, second = ([{k: r[k] for k in r if k not in strip} for r in b] for b in boards)
+        assert first == second
 
 
 class TestIndexData:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import random
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 import pytest
 import trueskill
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ohseven.referee.ratings import (
     DRAW_PROBABILITY,
     Ratings,
