@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
-import numpy as np
 import trueskill
-from scipy.special import erfcx, ndtr
 
 from .records import GameRecord
 from .rules import OH_HELL, OH_SEVEN, competition_ranks
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DRAW_PROBABILITY",
@@ -174,11 +176,15 @@ def _canonical_key(record: GameRecord) -> tuple:
 
 
 def _pdf(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return _INV_SQRT_2PI * np.exp(-0.5 * x * x)
 
 
 def _v_w_win(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """TrueSkill's v and w of a win (d > eps), stable for very negative t - eps."""
+    from scipy.special import erfcx
+
     x = t - eps
     v = _SQRT_2_OVER_PI / erfcx(-x / _SQRT_2)  # pdf(x) / cdf(x)
     w = v * (v + x)
@@ -187,6 +193,9 @@ def _v_w_win(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _v_w_draw(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """TrueSkill's v and w of a draw (|d| <= eps), stable for large |t|."""
+    import numpy as np
+    from scipy.special import erfcx, ndtr
+
     sign = np.where(t < 0, -1.0, 1.0)
     u = np.abs(t)
     a, b = eps - u, -eps - u
@@ -230,6 +239,8 @@ def _graph(
 ) -> _Graph:
     """The graph of ``records`` sorted canonically (``presorted``: in the order given, for
     the benchmark and tests that show the fixed point itself does not depend on it)."""
+    import numpy as np  # numpy and scipy are imported when first needed: a faster start-up
+
     index = {name: position for position, name in enumerate(dict.fromkeys(names))}
     slot_bot: list[int] = []
     top: list[int] = []
@@ -330,6 +341,8 @@ def _propagate(
     at even places, then those at odd places: no two pairs updated together share a
     performance) and sends the performances' messages back up, damped, to the skills.
     """
+    import numpy as np
+
     bots = len(graph.names)
     pi0 = 1.0 / env.sigma**2
     tau0 = env.mu * pi0

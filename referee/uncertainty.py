@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from scipy.stats import t as student_t
-
 from .records import GameRecord
 
 __all__ = [
@@ -65,7 +63,9 @@ def points_intervals(
         ratio = points / games
         spread = sum((p - ratio * g) ** 2 for p, g in values)
         se = math.sqrt(n / (n - 1) * spread) / games
-        half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * se
+        from scipy.special import stdtrit
+
+        half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * se  # Student's t quantile
         intervals[name] = (ratio - half, ratio + half)
     return intervals
 
