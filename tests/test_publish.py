@@ -389,7 +389,7 @@ class TestUncertainty:
 class TestIndexData:
     def test_rating_history_ends_at_the_final_ratings(self, tourney: Path) -> None:
         """Each bot's history starts at the prior, has a point per game it played, and ends at
-        its final rating."""
+        its final sequential rating."""
         t = load_tournament(tourney)
         ratings, history = rating_history(t)
         board = leaderboard(t, ratings)
@@ -397,7 +397,7 @@ class TestIndexData:
             points = history[row["name"]]
             assert points[0][0] == 0 and points[0][1] == pytest.approx(25.0)
             assert len(points) == row["games"] + 1
-            assert points[-1][1] == pytest.approx(row["mu"], abs=1e-3)
+            assert points[-1][1] == pytest.approx(row["sequential_mu"], abs=1e-3)
             assert [p[0] for p in points] == sorted(p[0] for p in points)
 
     def test_rating_history_is_thinned_keeping_the_ends(self, tourney: Path) -> None:
