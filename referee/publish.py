@@ -32,7 +32,8 @@ import attrs
 import jinja2
 import trueskill
 
-from .ratings import DRAW_PROBABILITY, Ratings
+from . import uncertainty
+from .ratings import DRAW_PROBABILITY, Ratings, make_env, order_free_table
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
 from .rules import GAMES, OH_SEVEN
@@ -74,7 +75,7 @@ __all__ = [
 ]
 
 LEADERBOARD_FORMAT = "ohseven-leaderboard"
-LEADERBOARD_VERSION = 1
+LEADERBOARD_VERSION = 2
 SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 SUIT_ORDER = "SHDC"  # as the rules list them, strongest first
 
@@ -586,20 +587,42 @@ def _ratings(tournament: Tournament) -> Ratings:
 
 
 def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dict[str, Any]]:
-    """The ranking: one row per bot, best conservative score (mu - 3 sigma) first.
+    """The ranking: one row per bot, best conservative score (mu - 3 sigma) of the order-free
+    TrueSkill estimate (``ratings.order_free``) first, with its uncertainty.
 
-    ``ratings`` are the ratings after every game (computed here when not given). The fields are
-    those of ``tourney.Leaderboard`` plus ``slug``, ``average_rank``, ``faults_total`` and
+    ``ratings`` are the sequential ratings after every game in canonical order (computed here
+    when not given), published as ``sequential_mu``/``sequential_sigma``. The fields are those
+    of ``tourney.Leaderboard`` plus ``slug``, ``average_rank``, ``faults_total`` and
     ``fault_counts`` (every status, zeros included); see ``docs/LEADERBOARD.md``."""
     if ratings is None:
         ratings = _ratings(tournament)
         for stored in tournament.games:
             ratings.apply(stored.record)
-    aggregates = aggregate(tournament.records, tournament.bots)
-    statistics = bot_statistics(tournament.records)
+    records = tournament.records
+    table = order_free_table(
+        records,
+        tournament.bots,
+        game=tournament.game,
+        draw_probability=tournament.draw_probability,
+        fault_ranks_last=tournament.fault_ranks_last,
+    )
+    order = [row.name for row in table]
+    los = uncertainty.superiority({row.name: (row.mu, row.sigma) for row in table}, order)
+    tier_of = dict(zip(order, uncertainty.tiers(order, los), strict=True))
+    members: dict[int, list[str]] = {}
+    for name in order:
+        members.setdefault(tier_of[name], []).append(name)
+    intervals = uncertainty.points_intervals(records, tournament.bots)
+    prior_sigma = make_env(tournament.game, tournament.draw_probability).sigma
+    aggregates = aggregate(records, tournament.bots)
+    statistics = bot_statistics(records)
     slugs = unique_slugs(tournament.bots)
     rows = []
-    for position, rating in enumerate(ratings.table(), start=1):
+    for position, rating in enumerate(table, start=1):
+        sequential = ratings.ratings[rating.name]
+        below = table[position] if position < len(table) else None
+        tier = tier_of[rating.name]
+        interval = intervals.get(rating.name)
         agg = aggregates[rating.name]
         stats = statistics.get(rating.name) or dict.fromkeys(RATE_KEYS)
         faults = dict(agg.faults)
@@ -612,9 +635,28 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
                 "mu": round(rating.mu, 6),
                 "sigma": round(rating.sigma, 6),
                 "score": round(rating.score, 6),
+                "tier": tier,
+                "place": ("=" if len(members[tier]) > 1 else "")
+                + str(order.index(members[tier][0]) + 1),
+                "tied_with": [name for name in members[tier] if name != rating.name],
+                "superiority_next": None
+                if below is None
+                else round(los[rating.name][below.name], 6),
+                "games_to_separate": None
+                if below is None
+                else uncertainty.games_to_separate(
+                    (rating.mu, rating.sigma, rating.games),
+                    (below.mu, below.sigma, below.games),
+                    prior_sigma,
+                ),
+                "sequential_mu": round(sequential.mu, 6),
+                "sequential_sigma": round(sequential.sigma, 6),
                 "games": agg.games,
                 "points": agg.points,
                 "points_per_game": _round(agg.points_per_game, 4),
+                "points_per_game_ci": None
+                if interval is None
+                else [round(interval[0], 4), round(interval[1], 4)],
                 "points_per_round": _round(stats["points_per_round"], 4),
                 "wins": agg.wins,
                 "win_rate": _round(_rate(agg.wins, agg.games), 4),
@@ -650,6 +692,7 @@ def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[
     """The content of ``leaderboard.json`` (schema: ``docs/LEADERBOARD.md``): deterministic,
     a function of the finished games only (no clock)."""
     done = progress(tournament)
+    rows = bot_rows(tournament, ratings)
     return {
         "format": LEADERBOARD_FORMAT,
         "version": LEADERBOARD_VERSION,
@@ -664,15 +707,35 @@ def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[
         "matches_done": done["matches_done"],
         "matches_total": done["matches_total"],
         "complete": done["complete"],
-        "rating": "trueskill, score = mu - 3 sigma, games in canonical order",
+        "rating": "trueskill, order-free (expectation propagation over all games), "
+        "score = mu - 3 sigma",
+        "confidence": uncertainty.CONFIDENCE,
+        "settled": uncertainty.SETTLED,
         "draw_probability": (
             tournament.draw_probability
             if tournament.draw_probability is not None
             else DRAW_PROBABILITY.get(tournament.game)
         ),
         "fault_ranks_last": tournament.fault_ranks_last,
-        "bots": bot_rows(tournament, ratings),
+        "bots": rows,
+        "superiority": _superiority_matrix(rows),
     }
+
+
+def _superiority_matrix(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """P(row bot's skill > column bot's) from the published mu and sigma, 6 decimals; for each
+    pair the upper bot's value is rounded and the lower's is 1 minus it."""
+    table = uncertainty.superiority(
+        {row["name"]: (row["mu"], row["sigma"]) for row in rows}, [row["name"] for row in rows]
+    )
+    names = [row["name"] for row in rows]
+    matrix: dict[str, dict[str, float]] = {name: {} for name in names}
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            p = round(table[a][b], 6)
+            matrix[a][b] = p
+            matrix[b][a] = round(1.0 - p, 6)
+    return matrix
 
 
 #: The columns of ``leaderboard.csv`` and ``leaderboard.md``, in order: (key, heading).
@@ -682,13 +745,28 @@ CSV_COLUMNS = (
     ("score", "score"),
     ("mu", "mu"),
     ("sigma", "sigma"),
+    ("place", "place"),
+    ("superiority_next", "P(> next)"),
+    ("games_to_separate", "games to separate"),
     ("games", "games"),
     ("points_per_game", "points/game"),
+    ("points_per_game_low", "points/game low"),
+    ("points_per_game_high", "points/game high"),
     ("wins", "wins"),
     ("win_rate", "win rate"),
     ("average_rank", "average rank"),
     ("faults_total", "faults"),
 )
+
+
+def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A bot's row with its points-per-game interval as two cells."""
+    interval = row.get("points_per_game_ci")
+    return {
+        **row,
+        "points_per_game_low": None if interval is None else interval[0],
+        "points_per_game_high": None if interval is None else interval[1],
+    }
 
 
 def leaderboard_csv(board: Mapping[str, Any]) -> str:
@@ -697,7 +775,8 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([key for key, _ in CSV_COLUMNS])
     for row in board["bots"]:
-        writer.writerow(["" if row[key] is None else row[key] for key, _ in CSV_COLUMNS])
+        cells = _flat(row)
+        writer.writerow(["" if cells[key] is None else cells[key] for key, _ in CSV_COLUMNS])
     return out.getvalue()
 
 
@@ -722,13 +801,16 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
         "",
         f"{board['game']}{_seed_note(board)}: {board['games_played']} of "
         f"{board['games_total']} games played{' (complete)' if board['complete'] else ''}. "
-        "Ranked by the TrueSkill score mu - 3 sigma.",
+        "Ranked by the order-free TrueSkill score mu - 3 sigma; bots whose order is not "
+        f"settled (P(> next) below {board.get('settled', uncertainty.SETTLED)}) share a "
+        "place marked `=`.",
         "",
         "| " + " | ".join(heading for _, heading in CSV_COLUMNS) + " |",
         "|" + "|".join("---" if key == "name" else "---:" for key, _ in CSV_COLUMNS) + "|",
     ]
     for row in board["bots"]:
-        lines.append("| " + " | ".join(_md_cell(row[key]) for key, _ in CSV_COLUMNS) + " |")
+        cells = _flat(row)
+        lines.append("| " + " | ".join(_md_cell(cells[key]) for key, _ in CSV_COLUMNS) + " |")
     return "\n".join(lines) + "\n"
 
 

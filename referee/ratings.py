@@ -1,21 +1,36 @@
-"""TrueSkill ratings from each game's free-for-all ranking, applied in canonical game order.
+"""TrueSkill ratings from each game's free-for-all ranking.
 
 A game is a free-for-all of one-bot teams ranked by total (equal totals draw). With
 ``fault_ranks_last`` a bot that faulted in a game ranks below every bot that did not (among
-themselves faulted bots keep the order of their totals). Games are applied in canonical order,
-so the ratings depend only on the set of finished games, never on the order they finished in;
-:func:`rate_games` recomputes them from the store's records.
+themselves faulted bots keep the order of their totals).
+
+Two estimates of the same TrueSkill model:
+
+- :func:`order_free` (what the leaderboard ranks by): expectation propagation over every game
+  at once, with no dynamics (tau = 0), iterated to its fixed point. The posterior of the skills
+  given the set of games does not depend on any order; the fixed point is computed from the
+  games sorted by their content, so the same games give the same numbers bit for bit in
+  whatever order they are passed.
+- :class:`Ratings` / :func:`rate_games`: classic sequential TrueSkill (assumed-density
+  filtering with tau > 0) applied in canonical game order. Its result depends on that order
+  (a different order of the same games can move a bot by several sigma); it is kept for the
+  "ratings over the games" chart and as extra fields.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import trueskill
 
 from .records import FaultStatus, GameRecord
 from .rules import OH_HELL, OH_SEVEN, competition_ranks
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DRAW_PROBABILITY",
@@ -24,6 +39,8 @@ __all__ = [
     "game_ranks",
     "rate_games",
     "make_env",
+    "order_free",
+    "order_free_table",
 ]
 
 #: TrueSkill's draw probability is the chance that two players of equal skill draw. We estimated
@@ -131,3 +148,278 @@ def rate_games(
     for record in records:
         ratings.apply(record)
     return ratings
+
+
+# --------------------------------------------------------------------------- order-free ratings
+
+_SQRT_2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+#: a truncation's variance factor 1 - w is kept at least this (a nearly impossible outcome)
+_MIN_REMAINING = 1e-12
+#: ... and w at least this (an outcome so expected that its message carries nothing)
+_MIN_W = 1e-15
+#: the share of a new skill message taken each sweep (all games are updated in parallel)
+_DAMPING = 0.5
+#: sweeps before the common level is extrapolated
+_WARM_UP = 10
+
+
+def _canonical_key(record: GameRecord) -> tuple:
+    return (
+        record.match_id,
+        record.game_index,
+        record.seed,
+        record.seats,
+        record.totals,
+        tuple(sorted((fault.seat, str(fault.status)) for fault in record.faults)),
+    )
+
+
+def _pdf(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+
+
+def _v_w_win(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """TrueSkill's v and w of a win (d > eps), stable for very negative t - eps."""
+    from scipy.special import erfcx
+
+    x = t - eps
+    v = _SQRT_2_OVER_PI / erfcx(-x / _SQRT_2)  # pdf(x) / cdf(x)
+    w = v * (v + x)
+    return v, w
+
+
+def _v_w_draw(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """TrueSkill's v and w of a draw (|d| <= eps), stable for large |t|."""
+    import numpy as np
+    from scipy.special import erfcx, ndtr
+
+    sign = np.where(t < 0, -1.0, 1.0)
+    u = np.abs(t)
+    a, b = eps - u, -eps - u
+    # With both tails small (a < 0) everything is divided by pdf(a); pdf(b) / pdf(a) is
+    # exp(-2 eps u) and cdf(x) / pdf(x) is sqrt(pi / 2) * erfcx(-x / sqrt(2)).
+    near = a >= 0
+    ratio = np.exp(-2.0 * eps * u)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        denom_near = ndtr(a) - ndtr(b)
+        v_near = (_pdf(b) - _pdf(a)) / denom_near
+        w_near = v_near**2 + (a * _pdf(a) - b * _pdf(b)) / denom_near
+        denom_far = math.sqrt(math.pi / 2.0) * (
+            erfcx(-a / _SQRT_2) - ratio * erfcx(-b / _SQRT_2)
+        )
+        v_far = (ratio - 1.0) / denom_far
+        w_far = v_far**2 + (a - b * ratio) / denom_far
+    v = np.where(near, v_near, v_far)
+    w = np.where(near, w_near, w_far)
+    return v * sign, w
+
+
+@attrs.frozen
+class _Graph:
+    """The factor graph of a list of games (sorted canonically), as flat arrays."""
+
+    names: tuple[str, ...]
+    slot_bot: np.ndarray  # per (game, place): the bot's index; places best first
+    top: np.ndarray  # per adjacent pair of places in a game: the better slot
+    bottom: np.ndarray  # ... and the worse slot
+    draw: np.ndarray  # the pair drew
+    parity: np.ndarray  # the pair's position in its game, mod 2
+    games: np.ndarray  # games per bot
+
+
+def _graph(
+    records: Iterable[GameRecord],
+    names: Iterable[str],
+    fault_ranks_last: bool,
+    *,
+    presorted: bool = False,
+) -> _Graph:
+    """The graph of ``records`` sorted canonically (``presorted``: in the order given, for
+    the benchmark and tests that show the fixed point itself does not depend on it)."""
+    import numpy as np  # numpy and scipy are imported when first needed: a faster start-up
+
+    index = {name: position for position, name in enumerate(dict.fromkeys(names))}
+    slot_bot: list[int] = []
+    top: list[int] = []
+    draw: list[bool] = []
+    parity: list[int] = []
+    for record in records if presorted else sorted(records, key=_canonical_key):
+        for name in record.seats:
+            if name not in index:
+                raise KeyError(f"game {record.match_id}#{record.game_index}: unknown bot {name!r}")
+        if len(set(record.seats)) != len(record.seats):
+            raise ValueError(
+                f"game {record.match_id}#{record.game_index}: a bot in two seats {record.seats}"
+            )
+        if len(record.seats) < 2:
+            continue
+        ranks = game_ranks(record, fault_ranks_last=fault_ranks_last)
+        order = sorted(range(len(ranks)), key=lambda seat: (ranks[seat], seat))
+        first = len(slot_bot)
+        slot_bot.extend(index[record.seats[seat]] for seat in order)
+        for place in range(len(order) - 1):
+            top.append(first + place)
+            draw.append(ranks[order[place]] == ranks[order[place + 1]])
+            parity.append(place % 2)
+    slots = np.asarray(slot_bot, dtype=np.int64)
+    top_array = np.asarray(top, dtype=np.int64)
+    return _Graph(
+        names=tuple(index),
+        slot_bot=slots,
+        top=top_array,
+        bottom=top_array + 1,
+        draw=np.asarray(draw, dtype=bool),
+        parity=np.asarray(parity, dtype=np.int64),
+        games=np.bincount(slots, minlength=len(index)),
+    )
+
+
+def order_free(
+    records: Iterable[GameRecord],
+    bots: Iterable[str],
+    *,
+    game: str = OH_SEVEN,
+    draw_probability: float | None = None,
+    fault_ranks_last: bool = True,
+    tolerance: float = 1e-9,
+    max_sweeps: int = 5000,
+) -> dict[str, tuple[float, float]]:
+    """Order-free TrueSkill: every bot's posterior ``(mu, sigma)`` given all ``records``.
+
+    Expectation propagation on TrueSkill's factor graph of every game at once (prior
+    N(mu0, sigma0^2) per bot, performance = skill + N(0, beta^2), adjacent places of a game
+    compared with the draw margin of ``draw_probability``, no skill dynamics), iterated until no
+    mu or sigma moves by more than ``tolerance``. The fixed point does not depend on the order
+    of the games, and the computation runs on the games sorted by their content, so any
+    permutation of ``records`` gives identical numbers. Bots of ``bots`` without games keep the
+    prior. Raises ``KeyError`` for a bot not in ``bots``, ``ValueError`` for a bot in two seats.
+    """
+    env = make_env(game, draw_probability)
+    graph = _graph(records, bots, fault_ranks_last)
+    mu, sigma = _propagate(graph, env, tolerance, max_sweeps)
+    return {
+        name: (float(mu[position]), float(sigma[position]))
+        for position, name in enumerate(graph.names)
+    }
+
+
+def order_free_table(
+    records: Sequence[GameRecord],
+    bots: Iterable[str],
+    *,
+    game: str = OH_SEVEN,
+    draw_probability: float | None = None,
+    fault_ranks_last: bool = True,
+) -> list[BotRating]:
+    """:func:`order_free` as rows, best conservative score first (ties by name)."""
+    names = tuple(dict.fromkeys(bots))
+    rated = order_free(
+        records,
+        names,
+        game=game,
+        draw_probability=draw_probability,
+        fault_ranks_last=fault_ranks_last,
+    )
+    games = dict.fromkeys(names, 0)
+    for record in records:
+        for name in record.seats:
+            games[name] += 1
+    rows = [BotRating(name, mu, sigma, games[name]) for name, (mu, sigma) in rated.items()]
+    return sorted(rows, key=lambda row: (-row.score, row.name))
+
+
+def _propagate(
+    graph: _Graph, env: trueskill.TrueSkill, tolerance: float, max_sweeps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The EP fixed point: each bot's posterior mean and standard deviation.
+
+    Messages are in natural parameters (precision, precision * mean). A sweep sends every
+    skill's cavity down to its performances, updates the comparisons of every game (the pairs
+    at even places, then those at odd places: no two pairs updated together share a
+    performance) and sends the performances' messages back up, damped, to the skills.
+    """
+    import numpy as np
+
+    bots = len(graph.names)
+    pi0 = 1.0 / env.sigma**2
+    tau0 = env.mu * pi0
+    beta2 = env.beta**2
+    eps = trueskill.calc_draw_margin(env.draw_probability, 2, env)
+    slots = len(graph.slot_bot)
+    if slots == 0:
+        return np.full(bots, env.mu), np.full(bots, env.sigma)
+    up_pi = np.zeros(slots)  # performance -> skill
+    up_tau = np.zeros(slots)
+    above_pi = np.zeros(slots)  # from the pair in which the slot is the better one
+    above_tau = np.zeros(slots)
+    below_pi = np.zeros(slots)  # from the pair in which the slot is the worse one
+    below_tau = np.zeros(slots)
+    groups = [
+        (graph.top[mask], graph.bottom[mask], np.flatnonzero(graph.draw[mask]))
+        for mask in (graph.parity == 0, graph.parity == 1)
+    ]
+    mu = np.full(bots, np.inf)
+    sigma = np.full(bots, np.inf)
+    for sweep in range(max_sweeps):
+        q_pi = pi0 + np.bincount(graph.slot_bot, weights=up_pi, minlength=bots)
+        q_tau = tau0 + np.bincount(graph.slot_bot, weights=up_tau, minlength=bots)
+        new_mu, new_sigma = q_tau / q_pi, 1.0 / np.sqrt(q_pi)
+        change = max(np.max(np.abs(new_mu - mu)), np.max(np.abs(new_sigma - sigma)))
+        mu, sigma = new_mu, new_sigma
+        if change <= tolerance:
+            break
+        cavity_pi = q_pi[graph.slot_bot] - up_pi
+        cavity_tau = q_tau[graph.slot_bot] - up_tau
+        down_pi = cavity_pi / (1.0 + cavity_pi * beta2)
+        down_tau = cavity_tau / (1.0 + cavity_pi * beta2)
+        for top, bottom, draw in groups:
+            # the performances' messages to the pair, without the pair's own messages
+            t_pi = down_pi[top] + below_pi[top]
+            t_mu = (down_tau[top] + below_tau[top]) / t_pi
+            b_pi = down_pi[bottom] + above_pi[bottom]
+            b_mu = (down_tau[bottom] + above_tau[bottom]) / b_pi
+            var = 1.0 / t_pi + 1.0 / b_pi
+            sd = np.sqrt(var)
+            mean = t_mu - b_mu
+            v, w = _v_w_win(mean / sd, eps / sd)
+            if draw.size:
+                v[draw], w[draw] = _v_w_draw(mean[draw] / sd[draw], eps / sd[draw])
+            w = np.clip(w, _MIN_W, 1.0 - _MIN_REMAINING)
+            # the truncation's message to the difference (marginal / cavity): the marginal is
+            # N(mean + sd v, var (1 - w))
+            d_pi = w / (var * (1.0 - w))
+            d_mu = mean + sd * v / w
+            # ... and the difference's messages to the two performances
+            above_pi[top] = 1.0 / (1.0 / d_pi + 1.0 / b_pi)
+            above_tau[top] = above_pi[top] * (d_mu + b_mu)
+            below_pi[bottom] = 1.0 / (1.0 / d_pi + 1.0 / t_pi)
+            below_tau[bottom] = below_pi[bottom] * (t_mu - d_mu)
+        m_pi = above_pi + below_pi
+        m_tau = above_tau + below_tau
+        new_up_pi = m_pi / (1.0 + m_pi * beta2)
+        new_up_tau = m_tau / (1.0 + m_pi * beta2)
+        if sweep >= _WARM_UP:
+            # The likelihood only sees differences of skills: the common level of all skills
+            # is held by the weak prior alone, and a plain sweep moves it by only about
+            # pi0 / precision of its distance to the fixed point. Messages offset by e from
+            # the fixed point have cavities offset by e (1 - pi0 / cavity precision), and the
+            # game factors are shift-equivariant, so the new messages' mean drift D is about
+            # -e * pi0 / cavity precision: shifting every message by D / c - D (c that mean
+            # ratio) removes the offset. This changes the path, not the fixed point.
+            weight = np.sum(new_up_pi)
+            drift = np.sum(new_up_tau - new_up_pi * (up_tau / up_pi)) / weight
+            c = np.sum(new_up_pi * (pi0 / cavity_pi)) / weight
+            shift = drift / c
+            above_tau = above_tau + above_pi * (shift - drift)
+            below_tau = below_tau + below_pi * (shift - drift)
+        else:
+            shift = 0.0
+        up_pi = _DAMPING * new_up_pi + (1.0 - _DAMPING) * up_pi
+        up_tau = _DAMPING * new_up_tau + (1.0 - _DAMPING) * up_tau
+        if shift:
+            up_tau = up_tau + up_pi * (shift - _DAMPING * drift)
+    return mu, sigma

@@ -254,11 +254,15 @@ class _Pool:
 
 
 class Leaderboard:
-    """Ratings of the stored games in canonical order, kept incrementally.
+    """The live leaderboard of the stored games.
 
-    The ratings of the longest run of consecutive finished games from canonical index 0 are kept;
-    games beyond a gap are rated on a copy each time, so the result is always that of applying
-    every finished game in canonical order.
+    The document ranks by the order-free TrueSkill estimate (``ratings.order_free``, recomputed
+    from all the games each time :meth:`document` is called: its cost grows with the games, and
+    the run loop calls it at most once per ten times its cost). The sequential ratings in
+    canonical order, published beside it, are kept incrementally: those of the longest run of
+    consecutive finished games from canonical index 0 are kept; games beyond a gap are rated on
+    a copy each time, so the result is always that of applying every finished game in
+    canonical order.
     """
 
     def __init__(
@@ -401,17 +405,23 @@ class _Display:
         from rich.table import Table
 
         table = Table(title="leaderboard", expand=False)
-        for column in ("#", "bot", "score", "mu", "sigma", "games", "pts/game", "wins", "faults"):
+        columns = ("#", "bot", "score", "mu ± sigma", "P(>next)", "games", "pts/game (95% CI)")
+        for column in (*columns, "wins", "faults"):
             table.add_column(column, justify="left" if column == "bot" else "right")
         for bot in (document or {}).get("bots", []):
+            interval = bot.get("points_per_game_ci")
+            points = "-" if bot["points_per_game"] is None else f"{bot['points_per_game']:.2f}"
+            if interval is not None:
+                points += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+            superiority = bot.get("superiority_next")
             table.add_row(
-                str(bot["rank"]),
+                bot.get("place", str(bot["rank"])),
                 bot["name"],
                 f"{bot['score']:.2f}",
-                f"{bot['mu']:.2f}",
-                f"{bot['sigma']:.2f}",
+                f"{bot['mu']:.2f} ± {bot['sigma']:.2f}",
+                "" if superiority is None else f"{100 * superiority:.0f}%",
                 str(bot["games"]),
-                "-" if bot["points_per_game"] is None else f"{bot['points_per_game']:.2f}",
+                points,
                 str(bot["wins"]),
                 str(sum(bot["faults"].values())),
             )

@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import attrs
 import pytest
 from conftest import play_random
 from hypothesis import given, settings
@@ -28,6 +29,7 @@ from ohseven.referee.publish import (
     LEADERBOARD_VERSION,
     REPLAY_DATA,
     PublishError,
+    Tournament,
     bid_tricks,
     bot_view,
     compact_frames,
@@ -48,13 +50,13 @@ from ohseven.referee.publish import (
     unique_slugs,
     write_atomic,
 )
-from ohseven.referee.ratings import rate_games
+from ohseven.referee.ratings import order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
-from ohseven.referee.rules import new_game
+from ohseven.referee.rules import competition_ranks, new_game
 from ohseven.referee.secret import derive_seed
 from ohseven.referee.stats import game_statistics
-from ohseven.referee.store import Store
+from ohseven.referee.store import Store, StoredGame
 
 BOTS = ("alpha", "beta", "gamma", "Delta Bot")
 FAULTY = "Delta Bot"
@@ -246,16 +248,20 @@ class TestReplayView:
 
 
 class TestLeaderboard:
-    def test_ratings_are_trueskill_in_canonical_order(self, tourney: Path) -> None:
-        """Every bot's mu and sigma are those of rating the stored games in canonical order;
-        score is mu - 3 sigma and the rows are sorted by it."""
+    def test_ratings_are_order_free_trueskill(self, tourney: Path) -> None:
+        """Every bot's mu and sigma are the order-free TrueSkill estimate of the stored games,
+        the sequential ones (canonical order) are extra fields; score is mu - 3 sigma and the
+        rows are sorted by it."""
         t = load_tournament(tourney)
         board = leaderboard(t)
         ratings = rate_games("oh-seven", BOTS, t.records)
+        free = order_free(t.records, BOTS)
         for row in board["bots"]:
             rating = ratings.ratings[row["name"]]
-            assert row["mu"] == pytest.approx(rating.mu, abs=1e-5)
-            assert row["sigma"] == pytest.approx(rating.sigma, abs=1e-5)
+            assert row["mu"] == pytest.approx(free[row["name"]][0], abs=1e-5)
+            assert row["sigma"] == pytest.approx(free[row["name"]][1], abs=1e-5)
+            assert row["sequential_mu"] == pytest.approx(rating.mu, abs=1e-5)
+            assert row["sequential_sigma"] == pytest.approx(rating.sigma, abs=1e-5)
             assert row["score"] == pytest.approx(row["mu"] - 3 * row["sigma"], abs=1e-5)
         scores = [row["score"] for row in board["bots"]]
         assert scores == sorted(scores, reverse=True)
@@ -299,10 +305,94 @@ class TestLeaderboard:
         assert "9 of 12 games" in md[2]
 
 
+def synthetic(games: list[tuple[str, tuple[int, ...]]], bots: str = "abcd") -> Tournament:
+    """A tournament of the given (seats, totals) games, each its own deal."""
+    records = [
+        GameRecord(f"m{i // 6}", i % 6, i, tuple(seats), totals, competition_ranks(totals))
+        for i, (seats, totals) in enumerate(games)
+    ]
+    return Tournament(
+        name="synthetic",
+        game="oh-seven",
+        seed=None,
+        config={},
+        bots=tuple(bots),
+        games=tuple(StoredGame(i, i // 6, record) for i, record in enumerate(records)),
+        games_total=len(records),
+    )
+
+
+class TestUncertainty:
+    def test_equal_bots_share_a_place(self) -> None:
+        """Two bots equal by construction (they swap places every other game, both above c) are
+        one tier with a shared '=' place; the clearly better and worse bots are not tied."""
+        games = []
+        for i in range(120):
+            first, second = ("a", "b") if i % 2 else ("b", "a")
+            games.append((first + second + "cd", (30, 20, 10, 0)))
+        board = leaderboard(synthetic(games))
+        rows = {row["name"]: row for row in board["bots"]}
+        assert rows["a"]["tier"] == rows["b"]["tier"] == 1
+        assert rows["a"]["place"] == rows["b"]["place"] == "=1"
+        assert rows["a"]["tied_with"] == ["b"] and rows["b"]["tied_with"] == ["a"]
+        assert (rows["c"]["tier"], rows["c"]["place"], rows["c"]["tied_with"]) == (2, "3", [])
+        assert (rows["d"]["tier"], rows["d"]["place"]) == (3, "4")
+        upper = board["bots"][0]
+        assert upper["superiority_next"] < 0.95 and upper["games_to_separate"] is None
+
+    def test_superiority_matrix_is_complementary(self) -> None:
+        """P(a > b) + P(b > a) = 1 in the published matrix; the diagonal is absent."""
+        rng = random.Random(3)
+        games = []
+        for _ in range(60):
+            seats = rng.sample("abcd", 4)
+            games.append(("".join(seats), tuple(rng.randint(0, 30) for _ in range(4))))
+        board = leaderboard(synthetic(games))
+        matrix = board["superiority"]
+        for a, b in itertools.permutations("abcd", 2):
+            assert abs(matrix[a][b] + matrix[b][a] - 1.0) < 1e-9
+        assert all(name not in matrix[name] for name in "abcd")
+        for upper, lower in itertools.pairwise(board["bots"]):
+            expected = matrix[upper["name"]][lower["name"]]
+            assert upper["superiority_next"] == pytest.approx(expected, abs=1e-5)
+
+    def test_points_interval_in_json_csv_and_markdown(self) -> None:
+        """Each bot's points-per-game interval holds its points per game and is in the CSV
+        (two columns) and the Markdown table."""
+        rng = random.Random(4)
+        games = [("abcd", tuple(rng.randint(0, 30) for _ in range(4))) for _ in range(30)]
+        board = leaderboard(synthetic(games))
+        rows = list(csv.DictReader(io.StringIO(leaderboard_csv(board))))
+        for bot, row in zip(board["bots"], rows, strict=True):
+            low, high = bot["points_per_game_ci"]
+            assert low < bot["points_per_game"] < high
+            assert (float(row["points_per_game_low"]), float(row["points_per_game_high"])) == (
+                low,
+                high,
+            )
+        assert "points/game low" in leaderboard_markdown(board)
+
+    def test_order_of_the_games_does_not_change_the_board(self) -> None:
+        """The same games stored in another order give the same bots, values and ranks."""
+        rng = random.Random(5)
+        games = []
+        for _ in range(48):
+            seats = rng.sample("abcd", 3)
+            games.append(("".join(seats), tuple(rng.randint(0, 30) for _ in range(3))))
+        tournament = synthetic(games)
+        shuffled = list(tournament.games)
+        rng.shuffle(shuffled)
+        other = attrs.evolve(tournament, games=tuple(shuffled))
+        strip = ("sequential_mu", "sequential_sigma")
+        boards = [leaderboard(t)["bots"] for t in (tournament, other)]
+        first, second = ([{k: r[k] for k in r if k not in strip} for r in b] for b in boards)
+        assert first == second
+
+
 class TestIndexData:
     def test_rating_history_ends_at_the_final_ratings(self, tourney: Path) -> None:
         """Each bot's history starts at the prior, has a point per game it played, and ends at
-        its final rating."""
+        its final sequential rating."""
         t = load_tournament(tourney)
         ratings, history = rating_history(t)
         board = leaderboard(t, ratings)
@@ -310,7 +400,7 @@ class TestIndexData:
             points = history[row["name"]]
             assert points[0][0] == 0 and points[0][1] == pytest.approx(25.0)
             assert len(points) == row["games"] + 1
-            assert points[-1][1] == pytest.approx(row["mu"], abs=1e-3)
+            assert points[-1][1] == pytest.approx(row["sequential_mu"], abs=1e-3)
             assert [p[0] for p in points] == sorted(p[0] for p in points)
 
     def test_rating_history_is_thinned_keeping_the_ends(self, tourney: Path) -> None:

@@ -92,6 +92,24 @@ class TestIndex:
         shown = [faults[name] for name in ranking_names(page)]
         assert shown == sorted(shown, reverse=True) and ranking_names(page)[0] == FAULTY
 
+    def test_ranking_shows_the_uncertainty(self, site: Path, page: Page) -> None:
+        """Each row shows its place (with '=' when tied), its points-per-game interval and its
+        chance of being better than the next bot, as in leaderboard.json."""
+        board = json.loads((site / "leaderboard.json").read_text())
+        page.goto((site / "index.html").as_uri())
+        places = page.locator("#ranking tbody td.rank").all_inner_texts()
+        assert places == [bot["place"] for bot in board["bots"]]
+        intervals = page.locator("#ranking tbody td.ppg").all_inner_texts()
+        for bot, text in zip(board["bots"], intervals, strict=True):
+            low, high = bot["points_per_game_ci"]
+            assert text == f"{bot['points_per_game']:.2f} [{low:.2f}, {high:.2f}]"
+        chances = page.locator("#ranking tbody td.los").all_inner_texts()
+        for bot, text in zip(board["bots"], chances, strict=True):
+            if bot["superiority_next"] is None:
+                assert text == ""
+            else:
+                assert text.startswith(f"{100 * bot['superiority_next']:.0f}%")
+
     def test_charts_are_drawn(self, site: Path, page: Page) -> None:
         """Chart.js (vendored, loaded from file://) draws the rating history: one mu line and
         two band edges per bot."""

@@ -5,9 +5,18 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
+import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ohseven.referee.ratings import DRAW_PROBABILITY, Ratings, game_ranks, rate_games
+from ohseven.referee.ratings import (
+    DRAW_PROBABILITY,
+    Ratings,
+    game_ranks,
+    order_free,
+    order_free_table,
+    rate_games,
+)
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.rules import OH_HELL, OH_SEVEN, competition_ranks, new_game
 from ohseven.referee.tourney import Leaderboard
@@ -118,3 +127,77 @@ class TestDrawProbability:
                     ties += x == y
             share = ties / pairs
             assert abs(share - DRAW_PROBABILITY[game]) < 0.035, (game, share)
+
+
+game_lists = st.lists(
+    st.tuples(
+        st.permutations("abcde").map(lambda seats: seats[:4]),
+        st.lists(st.integers(-20, 40), min_size=4, max_size=4),
+        st.integers(2, 4),
+    ).map(lambda game: (game[0][: game[2]], game[1][: game[2]])),
+    min_size=1,
+    max_size=30,
+)
+
+
+class TestOrderFree:
+    @settings(max_examples=40, deadline=None)
+    @given(game_lists, st.randoms(use_true_random=False))
+    def test_any_permutation_gives_identical_estimates(self, games, rng) -> None:
+        """Random game lists in any order give the same (mu, sigma), bit for bit."""
+        records = [record(seats, totals, index=i) for i, (seats, totals) in enumerate(games)]
+        first = order_free(records, "abcde")
+        shuffled = records[:]
+        rng.shuffle(shuffled)
+        assert order_free(shuffled, "abcde") == first
+        assert order_free(records[::-1], "abcde") == first
+
+    @settings(max_examples=40, deadline=None)
+    @given(game_lists)
+    def test_fixed_point_does_not_depend_on_the_order(self, games) -> None:
+        """Fed to the propagation unsorted, canonical and reversed lists converge to the same
+        fixed point (within 1e-6), so the sorting is not what makes it order-free."""
+        from ohseven.referee import ratings as module
+
+        records = [record(seats, totals, index=i) for i, (seats, totals) in enumerate(games)]
+        env = module.make_env(OH_SEVEN)
+        results = []
+        for listed in (records, records[::-1]):
+            graph = module._graph(listed, "abcde", True, presorted=True)
+            results.append(module._propagate(graph, env, 1e-12, 5000))
+        for first, second in zip(results[0], results[1], strict=True):
+            assert max(abs(first - second)) < 1e-6
+
+    @pytest.mark.parametrize(
+        ("seats", "totals"),
+        [("ab", (5, 1)), ("ab", (3, 3)), ("abcd", (10, 5, 0, -5)), ("abcd", (10, 5, 5, -5))],
+    )
+    def test_one_game_is_trueskill_without_dynamics(self, seats, totals) -> None:
+        """For a single game the estimate is TrueSkill's update with tau = 0."""
+        env = trueskill.TrueSkill(draw_probability=DRAW_PROBABILITY[OH_SEVEN], tau=0)
+        ranks = [rank - 1 for rank in competition_ranks(totals)]
+        expected = env.rate([(env.create_rating(),) for _ in seats], ranks=ranks)
+        got = order_free([record(seats, totals)], seats)
+        for name, (rating,) in zip(seats, expected, strict=True):
+            assert got[name][0] == pytest.approx(rating.mu, abs=1e-4)
+            assert got[name][1] == pytest.approx(rating.sigma, abs=1e-4)
+
+    def test_equal_bots_in_a_cycle_are_equal(self) -> None:
+        """a beats b, b beats c, c beats a, equally often: equal mu and sigma."""
+        games = [record(seats, (2, 1), index=i) for i, seats in enumerate(["ab", "bc", "ca"] * 4)]
+        rated = order_free(games, "abc")
+        assert rated["a"][0] == pytest.approx(rated["b"][0], abs=1e-9)
+        assert rated["b"][0] == pytest.approx(rated["c"][0], abs=1e-9)
+
+    def test_stronger_bot_ranks_first_and_bots_without_games_keep_the_prior(self) -> None:
+        """The bot that always wins is first; a bot without games has mu 25, sigma 25/3."""
+        games = [record("abc", (9, 5, 1), index=i) for i in range(10)]
+        table = order_free_table(games, "abcd")
+        assert [row.name for row in table if row.name != "d"] == ["a", "b", "c"]
+        assert [row.games for row in table if row.name == "d"] == [0]
+        assert order_free(games, "abcd")["d"] == (25.0, 25 / 3)
+
+    def test_unknown_bot_is_refused(self) -> None:
+        """A game with a bot not in the list is an error naming the game and the bot."""
+        with pytest.raises(KeyError, match="unknown bot 'x'"):
+            order_free([record("ax", (1, 0))], "ab")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXED_BOT_SOURCE
 from ohseven.referee.config import load_config
-from ohseven.referee.ratings import rate_games
+from ohseven.referee.ratings import order_free, rate_games
 from ohseven.referee.schedule import build_schedule
 from ohseven.referee.store import Store
 from ohseven.referee.tourney import LEADERBOARD_NAME, run_tournament
@@ -114,7 +114,8 @@ class TestWorkers:
         assert sum(bot["games"] for bot in boards[0]["bots"]) == 12 * 3
 
     def test_leaderboard_matches_ratings_recomputed_from_the_store(self, tmp_path: Path) -> None:
-        """leaderboard.json is TrueSkill over the stored games in canonical order."""
+        """leaderboard.json is the order-free TrueSkill of the stored games, with the sequential
+        TrueSkill in canonical order beside it."""
         config = load_config(write_tournament(tmp_path, size=2))
         outcome = run_tournament(config, workers=2)
         assert outcome.complete and not outcome.interrupted
@@ -123,8 +124,15 @@ class TestWorkers:
             stored = store.games()
             assert [game.canonical_index for game in stored] == list(range(outcome.games))
             ratings = rate_games(config.game, config.bot_names, [g.record for g in stored])
+            free = order_free(
+                [g.record for g in stored], config.bot_names, game=config.game
+            )
         expected = {row.name: round(row.mu, 6) for row in ratings.table()}
-        assert {bot["name"]: bot["mu"] for bot in outcome.leaderboard["bots"]} == expected
+        bots = outcome.leaderboard["bots"]
+        assert {bot["name"]: bot["sequential_mu"] for bot in bots} == expected
+        assert {bot["name"]: bot["mu"] for bot in bots} == {
+            name: round(mu, 6) for name, (mu, _) in free.items()
+        }
 
     def test_run_publishes_the_site_with_the_same_leaderboard(self, tmp_path: Path) -> None:
         """The finished run leaves the static site and a versioned leaderboard.json behind."""
@@ -134,7 +142,7 @@ class TestWorkers:
         for name in ("index.html", "leaderboard.csv", "leaderboard.md", "games.html"):
             assert (output / name).is_file(), name
         document = board(output)
-        assert document["format"] == "ohseven-leaderboard" and document["version"] == 1
+        assert document["format"] == "ohseven-leaderboard" and document["version"] == 2
         assert document == outcome.leaderboard
 
     def test_rerun_of_a_finished_tournament_plays_nothing(self, tmp_path: Path) -> None:
