@@ -424,6 +424,11 @@ class _Referee:
             limit = bot.process.limit_hit()
             if limit is not None:
                 status, detail = FaultStatus.LIMIT, f"{limit}; {detail}"
+        self._disconnect(bot)
+        self._fault(bot, status, detail)
+
+    def _disconnect(self, bot: _Bot) -> None:
+        """Close ``bot``'s connection, forget its routing id, and kill its process."""
         if bot.connection is not None:
             bot.connection.close()
         bot.connection = None
@@ -431,7 +436,6 @@ class _Referee:
             self.by_rid.pop(bot.routing_id, None)
             bot.routing_id = None
         self._stop(bot)
-        self._fault(bot, status, detail)
 
     def _stop(self, bot: _Bot) -> None:
         if bot.process is not None:
@@ -670,15 +674,9 @@ class _Referee:
         """
         stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
         for bot in stale:
-            if bot.connection is not None:
-                if bot.active:
-                    self._send(bot.routing_id, wire.shutdown_message())
-                bot.connection.close()
-            bot.connection = None
-            if bot.routing_id is not None:
-                self.by_rid.pop(bot.routing_id, None)
-                bot.routing_id = None
-            self._stop(bot)
+            if bot.active:
+                self._send(bot.routing_id, wire.shutdown_message())
+            self._disconnect(bot)
         if stale:
             self._launch(stale)
 
