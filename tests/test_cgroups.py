@@ -4,9 +4,13 @@ sandbox: real bubblewrap, real cgroups, real ZeroMQ, the real match loop."""
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from ohseven.referee import cgroups
@@ -116,16 +120,28 @@ class TestDetection:
         assert found.missing == ()
         assert "+cpu" in (own / "cgroup.subtree_control").read_text()
 
-    def test_unwritable_cgroup_is_not_used(self, tmp_path):
-        """A cgroup we may not write to (no delegation) is reported, not used."""
-        if os.geteuid() == 0:
-            pytest.skip("root may write to any directory")
-        point = tmp_path / "pids"
-        point.mkdir()
-        point.chmod(0o555)
-        mounts = f"39 31 0:36 / {point} rw - cgroup cgroup rw,pids\n"
-        found = cgroups.detect("8:pids:/\n", mounts)
-        assert found.dirs == () and "not writable" in found.reason
+    def test_unwritable_cgroup_is_not_used(self):
+        """A cgroup we may not write to (no delegation) is reported, not used (as root, the
+        detection runs as an unprivileged uid, since root may write to any directory)."""
+        folder = Path(tempfile.mkdtemp(prefix="ohseven-cg-"))
+        try:
+            folder.chmod(0o755)
+            point = folder / "pids"
+            point.mkdir()
+            point.chmod(0o555)
+            mounts = f"39 31 0:36 / {point} rw - cgroup cgroup rw,pids\n"
+            code = (
+                "from ohseven.referee import cgroups\n"
+                f"found = cgroups.detect('8:pids:/\\n', {mounts!r})\n"
+                "print(found.dirs == () and 'not writable' in found.reason)\n"
+            )
+            argv = [sys.executable, "-c", code]
+            if os.geteuid() == 0:
+                argv = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", *argv]
+            run = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+            assert run.stdout.strip() == "True", run.stderr
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def test_warning_is_given_once(self, monkeypatch, capsys):
         """Without cgroups the referee says once what is not enforced."""
