@@ -142,7 +142,7 @@ class Limits:
     cpu_seconds: int = attrs.field(default=600, validator=_positive)
     processes: int = attrs.field(default=64, validator=_positive)
     file_size_mb: int = attrs.field(default=16, validator=_positive)
-    open_files: int = attrs.field(default=256, validator=_positive)
+    open_files: int = attrs.field(default=128, validator=_positive)
     log_bytes: int = attrs.field(default=65536, validator=_positive)
     scratch_mb: int = attrs.field(default=64, validator=_positive)
     cpus: float = attrs.field(default=1.0, converter=float, validator=_positive)
