@@ -51,7 +51,8 @@ while True:
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(sys.argv[1])
-        left.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [conn.fileno()]))])
+        fds = array.array("i", [conn.fileno()])
+        left.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
     except OSError:
         break
     conn.close()
