@@ -49,7 +49,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -148,6 +148,10 @@ class Limits:
     cpus: float = attrs.field(default=1.0, converter=float, validator=_positive)
 
 
+def _as_tuple(paths: Iterable[str]) -> tuple[str, ...]:
+    return tuple(paths)
+
+
 def _mode_valid(instance: object, attribute: attrs.Attribute, value: str) -> None:
     if value not in MODES:
         raise ValueError(f"sandbox mode must be one of {', '.join(MODES)}, got {value!r}")
@@ -173,7 +177,7 @@ class SandboxConfig:
     uid_pool_start: int = 0x70000000
     uid_pool_size: int = 4096
     bwrap: str = "bwrap"
-    extra_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    extra_paths: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
     ponder: bool = False
 
 
@@ -291,12 +295,12 @@ def _check_access(name: str, uid: int, command: Sequence[str]) -> None:
             os._exit(0)
     os.close(write)
     with os.fdopen(read, "rb") as pipe:
-        denied = pipe.read().decode()
+        unreadable = pipe.read().decode()
     os.waitpid(pid, 0)
-    if denied:
+    if unreadable:
         raise BotStartError(
             errno.EACCES,
-            f"bot {name!r}: its unprivileged uid {uid} cannot read {denied.splitlines()[0]} "
+            f"bot {name!r}: its unprivileged uid {uid} cannot read {unreadable.splitlines()[0]} "
             "(unsandboxed bots never run as root: make the bot's files and interpreter "
             "readable by every user, e.g. outside /root, or use the bwrap sandbox mode)",
         )
@@ -828,10 +832,10 @@ class BotProcess:
             info_read, info_write = os.pipe()
             pass_fds.append(info_write)
             seccomp_fd = None
-            program = seccomp_program()
-            if program is not None:
+            bpf = seccomp_program()
+            if bpf is not None:
                 seccomp_fd = os.memfd_create("ohseven-seccomp")
-                os.write(seccomp_fd, program)
+                os.write(seccomp_fd, bpf)
                 os.lseek(seccomp_fd, 0, os.SEEK_SET)
                 pass_fds.append(seccomp_fd)
             etc_fds = [_data_fd(name, data) for name, data in _etc_data(self.uid).items()]
