@@ -37,6 +37,7 @@ import fcntl
 import glob
 import importlib.util
 import json
+import math
 import os
 import platform
 import select
@@ -146,6 +147,15 @@ class Limits:
     log_bytes: int = attrs.field(default=65536, validator=_positive)
     scratch_mb: int = attrs.field(default=64, validator=_positive)
     cpus: float = attrs.field(default=1.0, converter=float, validator=_positive)
+
+
+#: the variables OpenMP, OpenBLAS, MKL and numexpr size their thread pools by
+_THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_MAX_THREADS",
+)
 
 
 def _as_tuple(paths: Iterable[str]) -> tuple[str, ...]:
@@ -823,6 +833,9 @@ class BotProcess:
             "LANG": "C.UTF-8",
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # numeric libraries size their thread pools by the host's cores, which a bot's
+            # CPU quota and process count do not allow: by its cores instead
+            **dict.fromkeys(_THREAD_VARIABLES, str(max(1, math.ceil(config.limits.cpus)))),
         }
         env.update(self.env)
         command = [program, *self.command[1:]]
