@@ -87,10 +87,15 @@ def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
 
 
 def game_index(path: str) -> int:
-    """The game's index in its match, from the replay's file name (``m-game002.json``: 2;
-    0 when the name does not say, as for ``check-bot``'s replays)."""
-    found = re.search(r"-game(\d+)\.json$", os.path.basename(path))
-    return int(found.group(1)) if found else 0
+    """The game's index in its match, from the replay's file name: ``m-game002.json`` (match,
+    tourney) is 2; ``check-03-....json`` (check-bot) is 2, the games its process had played when
+    none of the checks before failed; 0 when the name does not say."""
+    name = os.path.basename(path)
+    found = re.search(r"-game(\d+)\.json$", name)
+    if found:
+        return int(found.group(1))
+    found = re.match(r"check-(\d+)-", name)
+    return max(0, int(found.group(1)) - 1) if found else 0
 
 
 def rebuild(replay: dict[str, Any], decision: Decision) -> Game:
@@ -399,7 +404,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(error)
     assert answer is not None
     same = answer.accepted and answer.answer == decision.played
-    tail = output_tail(answer.output) if answer.fault is not None else ""
+    tail = output_tail(answer.output)  # its debugging prints: wanted even without a fault
     if args.json:
         data = _decision_data(replay, decision)
         data.update(
@@ -489,3 +494,6 @@ def _print_answer(
         print(
             "\n".join(["", *render_faults(bot.name, [(fault.status.value, fault.detail, 1)], tail)])
         )
+    elif tail:
+        print("its output (stdout and stderr):")
+        print("\n".join(f"| {line}" for line in tail.splitlines()))
