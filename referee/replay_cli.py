@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -45,12 +46,14 @@ class Decision:
     round: int  # counted from 1
     trick: int | None  # the trick being played (from 1), None for a pass or a bid
     asked_after: int  # the moves played when the referee sent the request
-    step: int  # the step of the viewer's page showing the position it was asked in
+    #: the step of the viewer's page showing the position it was asked in (None: not computed)
+    step: int | None
     played: Any  # the move of the real game, in wire form
 
 
-def decisions(replay: dict[str, Any]) -> list[Decision]:
-    """Every move of ``replay`` as a :class:`Decision`; the replay is checked first
+def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> list[Decision]:
+    """Every move of ``replay`` as a :class:`Decision`, with the viewer's step of the moves
+    in ``steps`` (None: of all); the replay is checked first
     (:func:`~ohseven.referee.replay.validate_replay`)."""
     validate_replay(replay)
     game = start_game(replay)
@@ -61,10 +64,13 @@ def decisions(replay: dict[str, Any]) -> list[Decision]:
         for waiting in game.to_act:
             asked.setdefault(waiting, index)
         trick = sum(game.tricks_won) + 1 if kind == "play" else None
-        found.append(Decision(index, seat, kind, game.round + 1, trick, asked.pop(seat), 0, value))
+        found.append(
+            Decision(index, seat, kind, game.round + 1, trick, asked.pop(seat), None, value)
+        )
         game.push(seat, move_from_wire(game, kind, value))
-    steps = _viewer_steps(replay, [d.asked_after for d in found])
-    return [attrs.evolve(d, step=steps[d.asked_after]) for d in found]
+    wanted = set(range(len(found)) if steps is None else steps) & set(range(len(found)))
+    shown = _viewer_steps(replay, [found[m].asked_after for m in wanted])
+    return [attrs.evolve(d, step=shown[d.asked_after]) if d.move in wanted else d for d in found]
 
 
 def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
@@ -368,7 +374,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         replay = load_replay(args.replay)
-        found = decisions(replay)
+        found = decisions(replay, steps=())
     except OSError as error:
         return _fail(f"{args.replay}: {error.strerror or error}")
     except (ReplayError, RulesError, ValueError, KeyError, TypeError) as error:
@@ -384,12 +390,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _fail(str(error))
     if args.at is None:
-        return _list(replay, found, seat, args)
+        mine = [d.move for d in found if seat is None or d.seat == seat]
+        return _list(replay, decisions(replay, steps=mine), seat, args)
     if not found:
         return _fail(f"{args.replay}: the replay has no moves")
     if not 0 <= args.at < len(found):
         return _fail(f"--at {args.at}: this replay has moves 0 to {len(found) - 1}")
-    decision = found[args.at]
+    decision = decisions(replay, steps=[args.at])[args.at]
     if seat is not None and decision.seat != seat and (args.seat, args.player) != (None, None):
         theirs = [d.move for d in found if d.seat == seat]
         near = ", ".join(str(m) for m in theirs if abs(m - args.at) <= 12) or "none near"
