@@ -406,11 +406,21 @@ def run(args: argparse.Namespace) -> int:
         )
     if bot is None:
         return _fail("--at needs --bot BOT: the bot to ask")
+    if seat is not None and decision.seat != seat and not args.json:
+        print(
+            f"note: move {args.at} is a decision of seat {decision.seat} "
+            f"({_name(replay, decision.seat)}); {bot.name} is asked it in that seat",
+            file=sys.stderr,
+        )
     answer, error = _ask_bot(replay, decision, bot, args)
     if error is not None:
         return _fail(error)
     assert answer is not None
-    same = answer.accepted and answer.answer == decision.played
+    same = answer.accepted and (
+        sorted(answer.answer) == sorted(decision.played)  # a pass: the same cards
+        if decision.kind == "pass"
+        else answer.answer == decision.played
+    )
     tail = output_tail(answer.output)  # its debugging prints: wanted even without a fault
     if args.json:
         data = _decision_data(replay, decision)

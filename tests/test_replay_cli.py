@@ -52,11 +52,25 @@ class Recorded:
     views: list[list[str]]  # per game, the recorder's digests of its decisions in order
 
 
+_PLAYED: dict[str, Recorded] = {}
+
+
 @pytest.fixture(scope="module", params=[OH_SEVEN, OH_HELL])
 def recorded(request: pytest.FixtureRequest, tmp_path_factory) -> Recorded:
     """Two games of a real match in bwrap: the recorder and two random bots, seats rotating
     (Oh-Seven with the card pass)."""
-    game = request.param
+    return _played(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def seven(tmp_path_factory) -> Recorded:
+    """The Oh-Seven match of :func:`recorded` (played once for both)."""
+    return _played(OH_SEVEN, tmp_path_factory)
+
+
+def _played(game: str, tmp_path_factory) -> Recorded:
+    if game in _PLAYED:
+        return _PLAYED[game]
     folder = tmp_path_factory.mktemp(f"replays-{game}")
     rules = Rules.make(game, ["passing=true"] if game == OH_SEVEN else ["hook=true"])
     bots = bot_specs([RECORDER, RANDOM, RANDOM])
@@ -82,7 +96,8 @@ def recorded(request: pytest.FixtureRequest, tmp_path_factory) -> Recorded:
             views.append([])
         views[-1].append(digest)
     assert len(views) == 2
-    return Recorded(game, folder, views)
+    _PLAYED[game] = Recorded(game, folder, views)
+    return _PLAYED[game]
 
 
 def _replay(recorded: Recorded, g: int) -> Path:
@@ -177,15 +192,27 @@ class TestListing:
 
 
 class TestTextOutput:
-    def test_an_example_bot_answers(self, recorded: Recorded):
+    def test_an_example_bot_answers(self, seven: Recorded):
         """The text report names the decision, the bot's answer and whether it is legal, its time
         and the real game's move."""
-        path = _replay(recorded, 0)
+        path = _replay(seven, 0)
         out = referee("replay", str(path), "--bot", RANDOM, "--at", "5")
         assert out.returncode == 0, out.stderr
         assert re.search(r"^move 5: seat \d \(\S+\) (pass|bid|play), round 1", out.stdout, re.M)
         assert re.search(r"^random answered \S.* \(legal\) in [\d.]+ ms$", out.stdout, re.M)
         assert "the real game played" in out.stdout
+
+
+    def test_a_decision_of_another_seat_is_asked_with_a_note(self, seven: Recorded):
+        """A bot asked a move of another seat than its own plays it in that seat, and is told."""
+        path = _replay(seven, 0)
+        replay = load_replay(path)
+        seat = replay["seats"].index("view_recorder")
+        move = next(d.move for d in decisions(replay, steps=()) if d.seat == seat)
+        out = referee("replay", str(path), "--bot", RANDOM, "--at", str(move))
+        assert out.returncode == 0, out.stderr
+        assert f"note: move {move} is a decision of seat {seat} (view_recorder)" in out.stderr
+        assert out.stdout.startswith(f"move {move}: seat {seat} (view_recorder)")
 
 
 class TestSources:
@@ -252,16 +279,17 @@ class TestFaults:
             ("nostart", "no_start", "giving up before the hello"),
         ],
     )
-    def test_a_bot_that_fails(self, recorded: Recorded, mode: str, status: str, words: str):
+    def test_a_bot_that_fails(self, seven: Recorded, mode: str, status: str, words: str):
         """A fault is exit status 1 with its closed status and detail, and the bot's output."""
-        path = _replay(recorded, 0)
+        path = _replay(seven, 0)
         bot = f"{RECORDER} {mode}"
         code, data = ask(path, "--bot", bot, "--at", "3", "--move-timeout", "0.5", "--bank", "0")
         assert code == 1
         assert data["fault"]["status"] == status and data["accepted"] is False
         assert words in data["fault"]["detail"] + data["output_tail"]
-        if mode == "illegal":
-            assert data["answer"] == "ZZ"
+        if mode != "illegal":
+            return
+        assert data["answer"] == "ZZ"
         out = referee("replay", str(path), "--bot", bot, "--at", "3", "--move-timeout", "0.5",
                       "--bank", "0")  # fmt: skip
         assert out.returncode == 1 and f"{status}:" in out.stdout
@@ -270,8 +298,8 @@ class TestFaults:
 
 class TestErrors:
     @pytest.fixture
-    def path(self, recorded: Recorded) -> Path:
-        return _replay(recorded, 0)
+    def path(self, seven: Recorded) -> Path:
+        return _replay(seven, 0)
 
     def _error(self, *args: str) -> str:
         out = referee("replay", *args)
