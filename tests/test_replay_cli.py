@@ -9,6 +9,7 @@ compares the view it prints with the one it printed in the real game.
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 import sys
@@ -16,12 +17,13 @@ from pathlib import Path
 
 import attrs
 import pytest
+from conftest import play_random
 from ohseven.referee.match import play_match
 from ohseven.referee.match_cli import bot_specs, game_seeds, rotating_seatings
 from ohseven.referee.records import MatchSpec, TimeControl
-from ohseven.referee.replay import load_replay, save_replay
+from ohseven.referee.replay import load_replay, save_replay, to_replay
 from ohseven.referee.replay_cli import decisions, game_index
-from ohseven.referee.rules import OH_HELL, OH_SEVEN, Rules
+from ohseven.referee.rules import OH_HELL, OH_SEVEN, Rules, new_game
 from ohseven.referee.sandbox import SandboxConfig
 from ohseven.referee.staging import staged_bots
 
@@ -180,6 +182,26 @@ class TestListing:
         lines = [line for line in out.stdout.splitlines() if re.match(r"\s*\d+\s", line)]
         seat = load_replay(path)["seats"].index("random")
         assert len(lines) == sum(1 for s, _, _ in load_replay(path)["moves"] if s == seat)
+
+    @pytest.mark.parametrize(
+        ("game", "options"), [(OH_SEVEN, {"passing": True}), (OH_HELL, {"simultaneous_bids": True})]
+    )
+    def test_a_simultaneous_decision_is_asked_when_its_phase_opens(self, game, options):
+        """As the referee sends its requests: in a simultaneous phase (passes, Oh-Seven bids and
+        re-bids, Oh Hell simultaneous bids) every seat is asked when the phase opens, before
+        any of its moves; a card is asked when the card before it is down."""
+        players = 4
+        played = play_random(new_game(game, players, 3, options), random.Random(3))
+        found = decisions(to_replay(played), steps=())
+        start = 0
+        for d in found:
+            if d.kind == "play":
+                assert d.asked_after == d.move
+                continue
+            previous = found[d.move - 1] if d.move else None
+            if previous is None or previous.kind != d.kind or d.move - start == players:
+                start = d.move  # a phase opens: the first of its moves
+            assert d.asked_after == start, d
 
     def test_viewer_steps_never_go_back_and_stay_in_the_page(self, recorded: Recorded):
         """Each decision's viewer step is a step of the page (1 to its frames), in game order."""
