@@ -32,8 +32,9 @@ import attrs
 from .records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from .replay import ReplayError, load_replay, move_from_wire, start_game, validate_replay
 from .rules import Game, RulesError
+from .sandbox import SandboxConfig
 
-__all__ = ["configure", "run", "Decision", "decisions", "ask"]
+__all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "game_index", "ask"]
 
 
 @attrs.frozen
@@ -132,7 +133,7 @@ def ask(
     decision: Decision,
     bot: BotSpec,
     *,
-    sandbox: Any,
+    sandbox: SandboxConfig,
     time_control: TimeControl,
     index: int = 0,
 ) -> Answer:
@@ -453,7 +454,7 @@ def _ask_bot(
     from . import cgroups
     from .match import raise_fd_limit
     from .match_cli import BotArgumentError, extra_paths
-    from .sandbox import SandboxConfig, SandboxError, check_sandbox, extra_path_problem
+    from .sandbox import SandboxError, check_sandbox, extra_path_problem
     from .staging import StagingError, staged_bots
 
     if not args.move_timeout > 0 or not args.bank >= 0:
