@@ -318,6 +318,24 @@ class TestFaults:
         assert "Traceback" not in out.stderr
 
 
+class TestSecrecy:
+    def test_the_replay_is_not_in_the_bots_copy_of_its_folder(self, seven: Recorded, tmp_path):
+        """A replay saved in the bot's own folder (it holds every hand) is left out of the copy
+        the bot runs from, in the bwrap sandbox; the bot's other files are there."""
+        folder = tmp_path / "mybot"
+        folder.mkdir()
+        bot = folder / "view_recorder.py"
+        bot.write_text(Path(RECORDER).read_text())
+        (folder / "notes.txt").write_text("mine")
+        path = folder / "game.json"
+        path.write_text(_replay(seven, 0).read_text())
+        code, data = ask(path, "--bot", f"{bot} peek", "--at", "4")
+        assert code == 0, data
+        (files,) = re.findall(r"^FILES (.*)$", data["output_tail"], re.M)
+        assert "notes.txt" in files.split() and "view_recorder.py" in files.split()
+        assert "game.json" not in files.split()
+
+
 class TestErrors:
     @pytest.fixture
     def path(self, seven: Recorded) -> Path:

@@ -8,7 +8,8 @@ with the view ``replay`` rebuilds. It plays a seeded random legal move.
 
 ``view_recorder.py [MODE]``: ``record`` (the default) plays; ``illegal`` answers every request
 with a card that is not legal, ``crash`` exits with code 3 at the first request after writing
-a traceback-like line, ``hang`` never answers, ``nostart`` exits before its hello.
+a traceback-like line, ``hang`` never answers, ``nostart`` exits before its hello, ``peek``
+prints ``FILES`` and the names in its working directory (its folder) at the first request.
 """
 
 import hashlib
@@ -56,6 +57,8 @@ def main() -> int:
         digest = hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()
         out(f"VIEW {asked} {digest}")
         asked += 1
+        if MODE == "peek" and asked == 1:
+            out("FILES " + " ".join(sorted(os.listdir("."))))
         if MODE == "crash":
             out("Traceback (most recent call last):\nRuntimeError: the recorder gives up")
             return 3
