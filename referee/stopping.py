@@ -106,8 +106,8 @@ def plan_of(config: TourneyConfig) -> Plan | None:
     """The stopping plan of a gauntlet with ``schedule.stop``; None for any other schedule."""
     from .schedule import schedule_size
 
-    sched = config.schedule
-    if sched.type != "gauntlet" or sched.stop is None:
+    sched = getattr(config, "schedule", None)  # (a stand-in config may have no schedule)
+    if sched is None or sched.type != "gauntlet" or sched.stop is None:
         return None
     matches, games = schedule_size(config)
     candidates = tuple(sorted(set(sched.candidates)))
