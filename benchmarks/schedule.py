@@ -16,11 +16,17 @@ Rows:
   CPU, against the wall time per game of a real tournament of the example bots at the same
   table size (the quickstart's bots plus a second random bot, 4 per table, 1 worker). Goal:
   under 5%.
+- ``matchmaking``: what drawing a league's next wave costs now that it uses the order-free
+  TrueSkill estimate: ``tourney.matchmaking_ratings`` (``ratings.order_free`` of every game so
+  far) plus ``schedule.draw_wave`` for a league of 1,000 bots at tables of 4 (a wave: 250
+  tables, 1,000 games) after 1,000 to 100,000 made-up games, CPU seconds, against the
+  sequential TrueSkill it replaces (kept incrementally by the board: the cost of a wave's
+  games) in the same run.
 - ``publish``: a store of 1,000 bots and 100,000 made-up games (1,000 of them with a replay)
   written straight into SQLite, published; then 1,000 more games and published again. Goals:
   under a minute, small pages, replays not rewritten.
 
-    python benchmarks/schedule.py [--seconds S] [--only check,start,overhead,publish]
+    python benchmarks/schedule.py [--seconds S] [--only check,start,overhead,matchmaking,publish]
 """
 
 from __future__ import annotations
@@ -252,6 +258,68 @@ def bench_overhead(root: Path, seconds: float) -> None:
         )
 
 
+# --------------------------------------------------------------------------- matchmaking
+
+
+def made_up_league(bots: int, games: int, seed: int = 1) -> list[GameRecord]:
+    """``games`` made-up games of ``bots`` bots, 4 per table, totals from a hidden skill."""
+    rng = random.Random(seed)
+    names = [f"bot-{i:04d}" for i in range(bots)]
+    skill = {name: rng.gauss(0, 3) for name in names}
+    records = []
+    for table in range(games // 4):
+        seats = rng.sample(names, 4)
+        for game in range(4):
+            order = tuple(seats[game:] + seats[:game])
+            totals = tuple(round(skill[name] + rng.gauss(0, 8)) for name in order)
+            records.append(
+                GameRecord(
+                    f"m{table:05d}",
+                    game,
+                    rng.getrandbits(63),
+                    order,
+                    totals,
+                    tuple(competition_ranks(totals)),
+                )
+            )
+    return records
+
+
+def bench_matchmaking(root: Path, games: list[int]) -> None:
+    from collections import Counter
+
+    from ohseven.referee.ratings import Ratings
+    from ohseven.referee.schedule import draw_wave
+    from ohseven.referee.tourney import Leaderboard, matchmaking_ratings
+
+    wave = 1000  # 250 tables of 4, one game per seat rotation each
+    print(f"matchmaking: a wave of a league of 1,000 bots at tables of 4 ({wave:,} games)")
+    config = load_config(
+        write_config(root / "matchmaking", "mm", 1000, [4], "{type: league, games: 1000000}")
+    )
+    records = made_up_league(1000, max(games) + wave)
+    for count in games:
+        board = Leaderboard(config, count)
+        board.games = dict(enumerate(records[:count]))  # (not rated sequentially: not timed)
+        started = time.process_time()
+        ratings = matchmaking_ratings(board)
+        free = time.process_time() - started
+        played = Counter(name for record in records[:count] for name in record.seats)
+        started = time.process_time()
+        draw_wave(config, b"s" * 32, count // wave, config.bot_names, ratings, played, 10**9)
+        draw = time.process_time() - started
+        sequential = Ratings(config.game, config.bot_names)
+        started = time.process_time()  # what the sequential board spent on a wave's games
+        for record in records[count : count + wave]:
+            sequential.apply(record)
+        old = time.process_time() - started
+        print(
+            f"  after {count:7,} games: order-free {free:6.2f} s CPU + draw {draw:5.2f} s "
+            f"= {1e3 * (free + draw) / wave:5.2f} ms per game of the next wave; the sequential "
+            f"TrueSkill of a wave's games {old:5.2f} s"
+        )
+
+
 # --------------------------------------------------------------------------- publish
 
 
@@ -354,7 +422,8 @@ def bench_publish(root: Path, games: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--only", default="check,start,overhead,publish")
+    parser.add_argument("--only", default="check,start,overhead,matchmaking,publish")
+    parser.add_argument("--matchmaking-games", default="1000,10000,50000,100000")
     parser.add_argument("--publish-games", type=int, default=100_000)
     parser.add_argument("--overhead-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -373,6 +442,8 @@ def main() -> None:
             bench_start(root)
         if "overhead" in wanted:
             bench_overhead(root, args.seconds)
+        if "matchmaking" in wanted:
+            bench_matchmaking(root, [int(n) for n in args.matchmaking_games.split(",")])
         if "publish" in wanted:
             bench_publish(root, args.publish_games)
     finally:

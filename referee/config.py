@@ -35,6 +35,7 @@ __all__ = [
     "ScheduleConfig",
     "SandboxSettings",
     "RatingsConfig",
+    "StopRule",
     "TourneyConfig",
     "load_config",
     "load_config_text",
@@ -119,6 +120,18 @@ class BotEntry:
 
 
 @attrs.frozen
+class StopRule:
+    """A gauntlet's stopping rule (``schedule.stop``; see ``stopping``): stop a candidate once
+    its points per game against the field are settled (better, worse or within ``margin``)."""
+
+    confidence: float = 0.95
+    #: the difference of points per game (candidate minus the field) that matters
+    margin: float = 1.0
+    #: games of the candidate (in complete repeats) before any decision
+    min_games: int = 30
+
+
+@attrs.frozen
 class ScheduleConfig:
     type: str = "round-robin"
     repeats: int = 1
@@ -127,6 +140,8 @@ class ScheduleConfig:
     deals: str = "independent"
     #: a league's budget of games (0 for the other types)
     games: int = 0
+    #: a gauntlet's stopping rule, or None (every repeat is played)
+    stop: StopRule | None = None
 
 
 @attrs.frozen
@@ -334,6 +349,9 @@ MAX_START_SECONDS = 600
 MAX_REPEATS = 10_000
 MAX_GAMES_PER_TABLE = 10_000
 MAX_SCHEDULED_GAMES = 50_000_000
+#: ``schedule.stop``: the highest confidence (a bound of ln(c / (1 - c)), about 9.2) and margin
+MAX_STOP_CONFIDENCE = 0.9999
+MAX_STOP_MARGIN = 1000
 
 #: keys that do not change the games: left out of the digest. The seed is left out too, so the
 #: published digest cannot be searched for a short seed; the store checks the secret apart.
@@ -529,6 +547,55 @@ def _scheduled_games(
     return total * repeats
 
 
+def _stop_rule(reader: _Reader, sched: dict, stype: str | None, repeats: int) -> StopRule | None:
+    """``schedule.stop`` of a gauntlet (None when not given), every mistake at its key."""
+    if sched.get("stop") is None:
+        return None
+    doc, path = reader.doc, "schedule.stop"
+    data = sched["stop"]
+    if not isinstance(data, dict):
+        doc.error(path, f"expected a mapping of confidence, margin and min_games, not {data!r}")
+        return None
+    if stype != "gauntlet":
+        doc.error(path, "only a gauntlet has a stopping rule (a candidate stops playing)")
+        return None
+    reader.keys(data, path, ("confidence", "margin", "min_games"))
+    if repeats == 1 and sched.get("repeats") in (None, 1):  # (a bad `repeats` is its own error)
+        doc.error(
+            path,
+            "a candidate can stop only between repeats of the gauntlet: with `repeats: 1` it "
+            "never would (raise `schedule.repeats`)",
+        )
+    default = StopRule()
+    confidence = reader.get(
+        data,
+        path,
+        "confidence",
+        lambda v: _is_pos_number(v) and 0.5 < v <= MAX_STOP_CONFIDENCE,
+        f"a probability above 0.5 and at most {MAX_STOP_CONFIDENCE}",
+        default.confidence,
+    )
+    margin = reader.get(
+        data,
+        path,
+        "margin",
+        lambda v: _is_pos_number(v) and v <= MAX_STOP_MARGIN,
+        f"a positive number of points per game, at most {MAX_STOP_MARGIN}",
+        required=True,
+    )
+    min_games = reader.get(
+        data,
+        path,
+        "min_games",
+        lambda v: _is_int(v) and 2 <= v <= MAX_SCHEDULED_GAMES,
+        f"an integer from 2 to {MAX_SCHEDULED_GAMES:,}",
+        default.min_games,
+    )
+    if margin is None:
+        return None
+    return StopRule(float(confidence), float(margin), min_games)
+
+
 def _section(reader: _Reader, data: dict, key: str) -> dict:
     value = data.get(key)
     if value is None:
@@ -633,7 +700,9 @@ def load_config_text(
 
     sched = _section(reader, data, "schedule")
     reader.keys(
-        sched, "schedule", ("type", "repeats", "games_per_table", "candidates", "deals", "games")
+        sched,
+        "schedule",
+        ("type", "repeats", "games_per_table", "candidates", "deals", "games", "stop"),
     )
     stype = reader.get(
         sched,
@@ -718,6 +787,7 @@ def load_config_text(
         for size in table_sizes:
             if bots_raw and size > pool:
                 doc.error("table_size", f"a table of {size} needs {size} bots; there are {pool}")
+    stop = _stop_rule(reader, sched, stype, repeats)
 
     if pool and table_sizes and not doc.errors and stype != "league":
         games = _scheduled_games(stype, pool, len(set(candidates)), table_sizes, repeats, per_table)
@@ -867,7 +937,7 @@ def load_config_text(
         rules=rules,
         table_sizes=table_sizes,
         bots=tuple(bots),
-        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals, budget),
+        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals, budget, stop),
         time_control=time_control,
         sandbox=sandbox,
         ratings=ratings,

@@ -39,6 +39,8 @@ from .replay import load_replay
 from .rules import GAMES, OH_SEVEN
 from .secret import SecretError, load_secret, secret_from_seed
 from .stats import combine_seat_counts
+from .stopping import META_KEY as STOPPING_KEY
+from .stopping import Plan, verdicts
 from .store import Store, StoredGame, StoreError, aggregate
 
 __all__ = [
@@ -479,6 +481,8 @@ class Tournament:
     #: how many of the first games are settled: canonical 0, 1, 2... of finished matches (their
     #: games never change, so the ratings after them are kept from one publish to the next)
     settled: int = 0
+    #: a gauntlet's stopping rule (``stopping.Plan``), or None
+    stopping: Plan | None = None
 
     @property
     def revealed(self) -> bool:
@@ -566,6 +570,7 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         fault_ranks_last=bool(ratings_config.get("fault_ranks_last", True)),
         done_matches=frozenset(done),
         settled=settled,
+        stopping=Plan.from_json(meta.get(STOPPING_KEY)),
     )
 
 
@@ -728,9 +733,21 @@ def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[
             else DRAW_PROBABILITY.get(tournament.game)
         ),
         "fault_ranks_last": tournament.fault_ranks_last,
-        "bots": rows,
+        "bots": _with_verdicts(tournament, rows),
         "superiority": _superiority_matrix(rows),
+        "stopping": None if tournament.stopping is None else tournament.stopping.document(),
     }
+
+
+def _with_verdicts(tournament: Tournament, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with its ``sprt``: a candidate's stopping verdict, else null."""
+    plan = tournament.stopping
+    games = ((stored.canonical_index, stored.record) for stored in tournament.games)
+    found = {} if plan is None else verdicts(plan, games)
+    for row in rows:
+        verdict = found.get(row["name"])
+        row["sprt"] = None if verdict is None else verdict.document(plan)
+    return rows
 
 
 def _superiority_matrix(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:

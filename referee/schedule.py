@@ -25,7 +25,7 @@ import itertools
 import json
 import math
 import random
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -95,12 +95,17 @@ def _games(
     )
 
 
-def _positions(config: TourneyConfig) -> Iterator[tuple[int, int, int, tuple[str, ...]]]:
+def _positions(
+    config: TourneyConfig, repeats: Iterable[int] | None = None
+) -> Iterator[tuple[int, int, int, tuple[str, ...]]]:
     """(match index, first game, repeat, table) of every match in canonical order, cheaply (no
-    deal is derived): what a resumed run skips through."""
+    deal is derived): what a resumed run skips through. ``repeats``: only those (ascending)."""
     per_table = config.schedule.games_per_table
-    index = first_game = 0
-    for repeat in range(config.schedule.repeats):
+    matches, total = schedule_size(config)
+    every = range(config.schedule.repeats)
+    for repeat in every if repeats is None else repeats:
+        index = repeat * (matches // config.schedule.repeats)
+        first_game = repeat * (total // config.schedule.repeats)
         for size in config.table_sizes:
             games = size * per_table
             for table in _tables(config, size):
@@ -134,15 +139,22 @@ def _match(
 
 
 def iter_schedule(
-    config: TourneyConfig, secret: bytes, skip: Container[int] = frozenset()
+    config: TourneyConfig,
+    secret: bytes,
+    skip: Container[int] = frozenset(),
+    *,
+    repeats: Iterable[int] | None = None,
+    leave_out: Container[str] = frozenset(),
 ) -> Iterator[ScheduledMatch]:
     """The matches of a round-robin or gauntlet in canonical order (repeat, table size, table),
-    one at a time, leaving out the indices in ``skip``; deals derived from ``secret``."""
+    one at a time, leaving out the indices in ``skip``; deals derived from ``secret``.
+    ``repeats``: only those repeats (ascending); ``leave_out``: not the tables of these bots (a
+    gauntlet's stopped candidates). Indices stay those of the whole schedule."""
     if config.schedule.type == "league":
         raise ValueError("a league is drawn wave by wave: see draw_wave")
     by_name = {bot.name: bot.spec for bot in config.bots}
-    for index, first_game, repeat, table in _positions(config):
-        if index in skip:
+    for index, first_game, repeat, table in _positions(config, repeats):
+        if index in skip or any(name in leave_out for name in table):
             continue
         key = json.dumps([repeat, list(table)], separators=(",", ":"))
         yield _match(config, by_name, secret, index, first_game, key, table)

@@ -40,6 +40,7 @@ from typing import Any
 
 import attrs
 
+from . import stopping
 from .config import (
     ConfigError,
     TourneyConfig,
@@ -283,6 +284,8 @@ class Leaderboard:
         self.prefix = self._fresh()
         self.prefix_end = 0  # canonical index of the first game not in the prefix
         self.games: dict[int, GameRecord] = {}
+        #: a gauntlet's stopping rule (``stopping.Plan``), or None
+        self.stopping = stopping.plan_of(config)
 
     def _fresh(self) -> Ratings:
         return Ratings(
@@ -344,8 +347,16 @@ class Leaderboard:
             digest=config.digest,
             draw_probability=config.ratings.draw_probability,
             fault_ranks_last=config.ratings.fault_ranks_last,
+            stopping=self.stopping,
         )
         return leaderboard(tournament, self.ratings())
+
+    def verdicts(self, waves: int | None = None) -> dict[str, stopping.Verdict]:
+        """Each candidate's stopping verdict after the complete repeats among the first
+        ``waves`` (default: all); empty without a stopping rule."""
+        if self.stopping is None:
+            return {}
+        return stopping.verdicts(self.stopping, self.games.items(), waves)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -360,6 +371,17 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 # --------------------------------------------------------------------------- display
+
+
+def _verdict_text(verdict: dict | None, repeats: int) -> str:
+    """A candidate's stopping verdict in the terminal: "better, stopped +9.67 (3/8)" (its
+    difference of points per game to the field, after 3 of 8 repeats)."""
+    if verdict is None:
+        return ""
+    stopped = ", stopped" if verdict["stopped"] else ""
+    difference = verdict["difference"]
+    shown = "" if difference is None else f" {difference:+.2f}"
+    return f"{verdict['status']}{stopped}{shown} ({verdict['repeats']}/{repeats})"
 
 
 class _Display:
@@ -406,8 +428,9 @@ class _Display:
 
         table = Table(title="leaderboard", expand=False)
         columns = ("#", "bot", "score", "mu ± sigma", "P(>next)", "games", "pts/game (95% CI)")
-        for column in (*columns, "wins", "faults"):
-            table.add_column(column, justify="left" if column == "bot" else "right")
+        rule = (document or {}).get("stopping")
+        for column in (*columns, "wins", "faults", *(("SPRT",) if rule else ())):
+            table.add_column(column, justify="left" if column in ("bot", "SPRT") else "right")
         for bot in (document or {}).get("bots", []):
             interval = bot.get("points_per_game_ci")
             points = "-" if bot["points_per_game"] is None else f"{bot['points_per_game']:.2f}"
@@ -424,6 +447,7 @@ class _Display:
                 points,
                 str(bot["wins"]),
                 str(sum(bot["faults"].values())),
+                *((_verdict_text(bot.get("sprt"), rule["repeats"]),) if rule else ()),
             )
         return table
 
@@ -579,7 +603,11 @@ def run_tournament(
                 _LeagueFeed(config, secret, store, board)
                 if league
                 else _ScheduleFeed(config, secret, store)
+                if board.stopping is None
+                else _StoppingFeed(config, secret, store, board)
             )
+            if board.stopping is not None:  # what publish needs to show the verdicts
+                store.set_meta({stopping.META_KEY: board.stopping.to_json()})
             for index in store.unfinished_matches():  # cut short: played again from the start
                 store.start_match(index)
             board.matches_done = sum(
@@ -587,6 +615,8 @@ def run_tournament(
             )
             for stored in store.games():
                 board.add(stored.canonical_index, stored.record)
+            if isinstance(feed, _StoppingFeed):
+                feed.totals()
             capacity = 4 * workers if (cluster or config.cluster) is None else 512
             first = feed.take(capacity, idle=True)
             store.set_meta(
@@ -695,11 +725,67 @@ class _ScheduleFeed(_Feed):
         return matches
 
 
+class _StoppingFeed(_Feed):
+    """A gauntlet with a stopping rule (see ``stopping``), repeat by repeat: repeat ``r + 1``
+    starts once every match of the earlier repeats is done, without the candidates that the
+    games of those repeats decided. The same games whatever the workers and interruptions."""
+
+    def __init__(
+        self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
+    ) -> None:
+        self.config, self.secret, self.store, self.board = config, secret, store, board
+        self.plan = board.stopping
+        self.skip = store.done_matches()
+        self.wave = 0
+        self.iterator: Iterator[ScheduledMatch] = iter_schedule(
+            config, secret, self.skip, repeats=(0,)
+        )
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        matches = list(itertools.islice(self.iterator, room))
+        while not matches and idle and not self.done:
+            if self.wave + 1 >= self.plan.waves or self.store.failures():
+                self.done = True  # (a failed match holds the next repeat back until a rerun)
+                break
+            self.wave += 1
+            decided = {
+                name for name, verdict in self.board.verdicts(self.wave).items() if verdict.decided
+            }
+            self.totals()
+            self.iterator = iter_schedule(
+                self.config, self.secret, self.skip, repeats=(self.wave,), leave_out=decided
+            )
+            matches = list(itertools.islice(self.iterator, room))
+        return matches
+
+    def totals(self) -> None:
+        """The games and matches the gauntlet will hold, given the candidates decided so far."""
+        board, plan = self.board, self.plan
+        waves = [verdict.waves_played(plan) for verdict in board.verdicts().values()]
+        board.total_games = plan.candidate_games * sum(waves)
+        board.matches_total = plan.candidate_matches * sum(waves)
+        self.store.set_meta(
+            {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+        )
+
+
 def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
     """(mu, sigma) of every bot after every stored game, for drawing a league's next wave (the
-    board holds every earlier wave's games then, and nothing later): TrueSkill applied in
-    canonical order. The one place to switch the league to another estimate of the ratings."""
-    return {name: (r.mu, r.sigma) for name, r in board.ratings().ratings.items()}
+    board holds every earlier wave's games then, and nothing later): the order-free TrueSkill
+    estimate the leaderboard ranks by (``ratings.order_free``), a function of the set of games
+    (computed from them sorted by content), so the same whatever order they finished in."""
+    from .ratings import order_free
+
+    config = board.config
+    if not board.games:  # every bot at the prior (and NumPy left unimported at the start)
+        return {name: (r.mu, r.sigma) for name, r in board.prefix.ratings.items()}
+    return order_free(
+        board.games.values(),
+        board.names,
+        game=config.game,
+        draw_probability=config.ratings.draw_probability,
+        fault_ranks_last=config.ratings.fault_ranks_last,
+    )
 
 
 class _LeagueFeed(_Feed):
@@ -1103,6 +1189,8 @@ def run(args: argparse.Namespace) -> int:
             if config.schedule.type == "league"
             else f"{matches} matches, {total} games"
         )
+        if config.schedule.stop is not None:
+            shape += " at most (a candidate stops once its stopping rule decides)"
         print(
             f"{config.source}: valid. {config.name}: {config.game}, {len(config.bots)} bots, "
             f"{shape}; output {config.output}"

@@ -71,6 +71,27 @@ replays: true
 output: out
 {cluster}"""
 
+#: a gauntlet of the example heuristic bot against three random bots, with a stopping rule
+GAUNTLET = """
+name: stopping
+game: oh-seven
+table_size: 3
+bots:
+  - {{name: heuristic, file: {bots}/heuristic_bot.py}}
+  - {{name: field-a, file: {bots}/random_bot.py}}
+  - {{name: field-b, file: {bots}/random_bot.py}}
+  - {{name: field-c, file: {bots}/random_bot.py}}
+schedule:
+  type: gauntlet
+  candidates: [heuristic]
+  repeats: 4
+  stop: {{margin: 4, min_games: 6}}
+time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 30}}
+sandbox: {{mode: unsandboxed}}
+seed: 5
+output: out
+"""
+
 
 def write_tournament(
     folder: Path,
@@ -313,6 +334,23 @@ class TestSameLeaderboard:
         with Store.open(tmp_path / "dask" / "out", create=False) as store:
             paths = {game.record.replay_path for game in store.games()}
         assert paths == {str(tmp_path / "dask" / "out" / "replays" / name) for name in replays}
+
+    def test_a_gauntlet_stops_its_candidates_as_the_local_pool_does(
+        self, cluster: LoopbackCluster, tmp_path: Path
+    ) -> None:
+        """A gauntlet with a stopping rule on two Dask workers: the same games, the same
+        candidate stopped after the same repeat, the same leaderboard as the local pool."""
+        boards = []
+        for name, where in (("local", None), ("dask", cluster.address)):
+            folder = tmp_path / name
+            folder.mkdir()
+            (folder / "g.yaml").write_text(GAUNTLET.format(bots=example_bots_dir()))
+            outcome = run_tournament(load_config(folder / "g.yaml"), workers=2, cluster=where)
+            assert outcome.complete and not outcome.failed
+            boards.append(outcome.leaderboard)
+        assert boards[0] == boards[1]
+        rows = {bot["name"]: bot for bot in boards[0]["bots"]}
+        assert rows["heuristic"]["sprt"]["stopped"] and boards[0]["games_total"] < 4 * 9
 
     def test_shipped_bots_are_run_from_the_workers_cache(
         self, cluster: LoopbackCluster, tmp_path: Path

@@ -13,6 +13,7 @@ from ohseven.referee.config import (
     DEMO_CONFIG,
     TOP_KEYS,
     ConfigError,
+    StopRule,
     changed_keys,
     demo_config,
     load_config,
@@ -407,3 +408,59 @@ class TestLeague:
         robin = load(folder, MINIMAL)
         grown = MINIMAL.replace("bots:\n", "bots:\n  - {name: z, file: bots/b.py}\n")
         assert load(folder, grown).digest != robin.digest
+
+
+class TestStopRule:
+    """``schedule.stop`` of a gauntlet: its keys, their bounds, and where it may not be."""
+
+    def text(self, stop: str, repeats: int = 5) -> str:
+        schedule = f"{{type: gauntlet, candidates: [a], repeats: {repeats}, {stop}}}"
+        return MINIMAL + f"schedule: {schedule}\n"
+
+    def test_the_rule_is_read_with_its_defaults(self, folder: Path) -> None:
+        """The given keys are read; confidence and min_games have defaults; no rule: None."""
+        config = load(folder, self.text("stop: {margin: 2.5}"))
+        assert config.schedule.stop == StopRule(confidence=0.95, margin=2.5, min_games=30)
+        full = load(folder, self.text("stop: {margin: 1, confidence: 0.99, min_games: 12}"))
+        assert full.schedule.stop == StopRule(confidence=0.99, margin=1.0, min_games=12)
+        assert load(folder, self.text("deals: independent")).schedule.stop is None
+
+    def test_the_rule_is_in_the_digest(self, folder: Path) -> None:
+        """Another rule plays other games: another digest."""
+        one = load(folder, self.text("stop: {margin: 2}"))
+        assert load(folder, self.text("stop: {margin: 3}")).digest != one.digest
+        assert load(folder, self.text("deals: independent")).digest != one.digest
+
+    @pytest.mark.parametrize(
+        ("stop", "key", "message"),
+        [
+            ("stop: {confidence: 0.9}", "schedule.stop", "missing key `margin`"),
+            ("stop: {margin: 0}", "schedule.stop.margin", "a positive number of points"),
+            ("stop: {margin: .inf}", "schedule.stop.margin", "at most 1000"),
+            ("stop: {margin: 2, confidence: 0.5}", "schedule.stop.confidence", "above 0.5"),
+            ("stop: {margin: 2, confidence: 1}", "schedule.stop.confidence", "at most 0.9999"),
+            ("stop: {margin: 2, confidence: yes}", "schedule.stop.confidence", "a probability"),
+            ("stop: {margin: 2, min_games: 1}", "schedule.stop.min_games", "from 2"),
+            ("stop: {margin: 2, min_games: 2.5}", "schedule.stop.min_games", "an integer"),
+            ("stop: {margin: 2, alpha: 0.1}", "schedule.stop.alpha", "unknown key"),
+            ("stop: 0.95", "schedule.stop", "expected a mapping"),
+        ],
+    )
+    def test_mistakes_name_their_key(self, folder: Path, stop: str, key: str, message: str) -> None:
+        """Each bad value of the rule is one error at its own key, saying what is expected."""
+        errors = errors_of(folder, self.text(stop))
+        assert len(errors) == 1 and f"key `{key}`" in errors[0] and message in errors[0], errors
+
+    def test_one_repeat_cannot_stop(self, folder: Path) -> None:
+        """With one repeat a candidate could never stop: refused, saying to raise repeats."""
+        errors = errors_of(folder, self.text("stop: {margin: 2}", repeats=1))
+        assert len(errors) == 1 and "key `schedule.stop`" in errors[0], errors
+        assert "raise `schedule.repeats`" in errors[0]
+
+    @pytest.mark.parametrize(
+        "schedule", ["{type: round-robin, repeats: 3", "{type: league, games: 9"]
+    )
+    def test_only_a_gauntlet_stops(self, folder: Path, schedule: str) -> None:
+        """A stopping rule in a round-robin or a league is refused at its key."""
+        errors = errors_of(folder, MINIMAL + f"schedule: {schedule}, stop: {{margin: 2}}}}\n")
+        assert len(errors) == 1 and "key `schedule.stop`: only a gauntlet" in errors[0], errors

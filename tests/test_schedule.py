@@ -126,6 +126,23 @@ class TestGauntlet:
         assert {m.bot_names for m in schedule} == expected
         assert len(schedule) == len(expected)
 
+    def test_one_repeat_without_the_stopped_candidates(self, tmp_path: Path) -> None:
+        """iter_schedule of some repeats, leaving out a candidate's tables (a stopping rule),
+        yields exactly those matches of the whole schedule: same indices, same deals."""
+        config = config_of(tmp_path, 5, [2, 3], type="gauntlet", candidates=["b0", "b1"], repeats=3)
+        schedule = build_schedule(config, SECRET)
+        per_repeat = len(schedule) // 3
+        for repeats, out in (((1,), {"b0"}), ((0, 2), {"b1"}), ((2,), set()), ((1,), {"b0", "b1"})):
+            expected = [
+                m
+                for m in schedule
+                if m.index // per_repeat in repeats and not out & set(m.bot_names)
+            ]
+            found = list(
+                iter_schedule(config, SECRET, {per_repeat + 1}, repeats=repeats, leave_out=out)
+            )
+            assert found == [m for m in expected if m.index != per_repeat + 1], (repeats, out)
+
 
 class TestLazySizes:
     @settings(max_examples=30, deadline=None)

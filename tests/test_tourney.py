@@ -12,15 +12,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from conftest import FIXED_BOT_SOURCE
-from ohseven.referee.config import load_config
+from ohseven.referee.config import example_bots_dir, load_config
 from ohseven.referee.ratings import order_free, rate_games
-from ohseven.referee.schedule import build_schedule
+from ohseven.referee.schedule import build_schedule, draw_wave
 from ohseven.referee.store import Store
-from ohseven.referee.tourney import LEADERBOARD_NAME, run_tournament
+from ohseven.referee.tourney import LEADERBOARD_NAME, run_tournament, tournament_secret
 
 CONFIG = """
 name: fixed
@@ -594,7 +595,132 @@ class TestLeague:
         config.write_text(text)
         assert finish(referee(str(config), "--quiet"))[0] == 0
 
+    def test_waves_are_drawn_from_the_order_free_ratings(self, tmp_path: Path) -> None:
+        """Every wave of a league is the one draw_wave gives from the order-free TrueSkill of
+        the games of the waves before it (not the sequential TrueSkill)."""
+        bots = {**LEAGUE_BOTS, **{f"hash{n}": "hash" for n in range(4, 9)}, "low2": "low"}
+        config = load_config(write_league(tmp_path, games=80, bots=bots))
+        outcome = run_tournament(config, workers=2)
+        assert outcome.complete
+        secret = tournament_secret(config, Path(config.output))
+        with Store.open(config.output, create=False) as store:
+            query = "SELECT wave, first_match, matches, bots FROM waves ORDER BY wave"
+            waves = store.db.execute(query).fetchall()
+            rows = store.match_rows()
+            stored = store.games()
+        assert len(waves) >= 8
+        differs = 0
+        for wave, first, count, bots in waves:
+            before = [game.record for game in stored if game.match_index < first]
+            played = Counter(name for record in before for name in record.seats)
+            budget = config.schedule.games - sum(row["games"] for row in rows[:first])
+            free = order_free(before, config.bot_names, game=config.game)
+            tables = [row["bots"] for row in rows[first : first + count]]
+            names = json.loads(bots)
+            assert draw_wave(config, secret, wave, names, free, played, budget) == tables, wave
+            sequential = rate_games(config.game, config.bot_names, before).ratings
+            ratings = {name: (r.mu, r.sigma) for name, r in sequential.items()}
+            differs += draw_wave(config, secret, wave, names, ratings, played, budget) != tables
+        assert differs  # the two estimates do draw other waves here: the check can fail
+
     def test_check_counts_without_building(self, tmp_path: Path) -> None:
         """--check of a league prints its budget; of a round-robin, its counted size."""
         code, out, err = finish(referee(str(write_league(tmp_path, games=40)), "--check"))
         assert code == 0 and "5 bots, a league of at most 40 games" in out, err
+
+
+GAUNTLET_CONFIG = """
+name: stopping
+game: oh-seven
+table_size: 3
+bots:
+  - {{name: heuristic, file: {bots}/heuristic_bot.py}}
+  - {{name: random, file: {bots}/random_bot.py}}
+  - {{name: field-a, file: {bots}/random_bot.py}}
+  - {{name: field-b, file: {bots}/random_bot.py}}
+schedule:
+  type: gauntlet
+  candidates: [random, heuristic]
+  repeats: 6
+  stop: {{confidence: 0.95, margin: 4, min_games: 6}}
+time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
+sandbox: {{mode: unsandboxed}}
+seed: 5
+output: out
+"""
+
+
+def write_gauntlet(folder: Path) -> Path:
+    """A gauntlet of the example heuristic and random bots against two random bots, six
+    repeats of one table of three (3 games) per candidate, with a stopping rule."""
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o755)
+    path = folder / "g.yaml"
+    path.write_text(GAUNTLET_CONFIG.format(bots=example_bots_dir()))
+    return path
+
+
+class TestStoppingRule:
+    """A gauntlet's stopping rule with the example bots: a clearly stronger candidate stops
+    early, and the games and the leaderboard are the same whatever the workers and kills."""
+
+    @pytest.mark.timeout(300)
+    def test_a_clear_candidate_stops_early_alike_with_any_workers_and_a_resume(
+        self, tmp_path: Path
+    ) -> None:
+        """heuristic is better than the random field after two repeats and plays no more;
+        random plays all six. 1 worker, 2 workers and SIGKILLs then a resume agree."""
+        code, _, err = finish(
+            referee(str(write_gauntlet(tmp_path / "one")), "--workers", "1", "--quiet")
+        )
+        assert code == 0, err
+        outcome = run_tournament(load_config(write_gauntlet(tmp_path / "two")), workers=2)
+        assert outcome.complete and not outcome.interrupted
+        killed = write_gauntlet(tmp_path / "killed")
+        rng = random.Random(3)
+        kept = []
+        for _ in range(4):
+            process = referee(str(killed), "--workers", "2", "--quiet")
+            target = (kept[-1] if kept else 0) + rng.randint(2, 7)
+            while process.poll() is None and stored_games(killed.parent / "out") < target:
+                time.sleep(0.02)
+            if process.poll() is not None:
+                break
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            kept.append(stored_games(killed.parent / "out"))
+        assert any(0 < games < 24 for games in kept), kept
+        code, _, err = finish(referee(str(killed), "--workers", "2", "--quiet"))
+        assert code == 0, err
+
+        reference = board(tmp_path / "one" / "out")
+        rows = {bot["name"]: bot for bot in reference["bots"]}
+        assert rows["heuristic"]["sprt"] == {
+            **rows["heuristic"]["sprt"],
+            "status": "better",
+            "stopped": True,
+            "repeats": 2,
+            "games": 6,
+        }
+        assert rows["heuristic"]["games"] == 6 and rows["random"]["games"] == 18
+        assert rows["random"]["sprt"]["status"] in ("undecided", "equal", "worse")
+        assert rows["field-a"]["sprt"] is None
+        assert reference["stopping"]["margin"] == 4 and reference["stopping"]["repeats"] == 6
+        assert reference["complete"] and reference["games_played"] == reference["games_total"]
+        assert reference["games_total"] == 24 < 36  # 4 of heuristic's 6 tables never played
+        games = league_games(tmp_path / "one" / "out")
+        for name in ("two", "killed"):
+            assert board(tmp_path / name / "out") == reference, name
+            assert league_games(tmp_path / name / "out") == games, name
+        assert outcome.leaderboard == reference  # the live board is what publish recomputes
+        with Store.open(tmp_path / "one" / "out", create=False) as store:
+            tables = [row["bots"] for row in store.match_rows()]
+        assert sum("heuristic" in bots for bots in tables) == 2 and len(tables) == 8
+        index = (tmp_path / "one" / "out" / "index.html").read_text()
+        assert "better, stopped" in index
+
+    def test_check_says_the_size_is_at_most(self, tmp_path: Path) -> None:
+        """--check of a gauntlet with a stopping rule counts its games as an upper bound."""
+        code, out, err = finish(referee(str(write_gauntlet(tmp_path / "g")), "--check"))
+        assert code == 0, err
+        assert "8 matches" not in out and "12 matches, 36 games at most" in out
