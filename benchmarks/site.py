@@ -252,6 +252,14 @@ def line(label: str, figures: dict[str, Any], directory: Path) -> str:
     )
 
 
+def copy_or_link(source: str, target: str) -> None:
+    """Replays hard-linked (never written again), everything else copied (the database)."""
+    if Path(source).parent.name == "replays":
+        os.link(source, target)
+    else:
+        shutil.copy2(source, target)
+
+
 def bench(args: argparse.Namespace, root: Path, bots: int, games: int) -> None:
     sizes = [int(s) for s in args.table_sizes.split(",")]
     started = time.monotonic()
@@ -275,7 +283,7 @@ def bench(args: argparse.Namespace, root: Path, bots: int, games: int) -> None:
     folders = {}
     for label, _ in variants:
         folder = root / f"site-{len(folders)}"
-        shutil.copytree(base, folder, copy_function=os.link)  # replays hard-linked
+        shutil.copytree(base, folder, copy_function=copy_or_link)
         folders[label] = folder
     shutil.rmtree(base)
     for step in ("first build", "republish"):

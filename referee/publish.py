@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 import jinja2
+import markupsafe
 import trueskill
 
 from . import uncertainty
@@ -39,7 +40,7 @@ from .replay import load_replay
 from .rules import GAMES, OH_SEVEN
 from .secret import SecretError, load_secret, secret_from_seed
 from .stats import combine_seat_counts
-from .store import Store, StoredGame, StoreError, aggregate
+from .store import BotAggregate, Store, StoredGame, StoreError, aggregate
 
 __all__ = [
     "LEADERBOARD_FORMAT",
@@ -607,7 +608,8 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
         fault_ranks_last=tournament.fault_ranks_last,
     )
     order = [row.name for row in table]
-    los = uncertainty.superiority({row.name: (row.mu, row.sigma) for row in table}, order)
+    # adjacent pairs only (tiers and superiority_next): the full matrix is n^2
+    los = uncertainty.superiority_next({row.name: (row.mu, row.sigma) for row in table}, order)
     tier_of = dict(zip(order, uncertainty.tiers(order, los), strict=True))
     members: dict[int, list[str]] = {}
     for name in order:
@@ -722,9 +724,16 @@ def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[
     }
 
 
+#: the bots (the best) in the superiority matrix of leaderboard.json: every pair of 1,000 bots
+#: would be a million cells
+SUPERIORITY_BOTS = 100
+
+
 def _superiority_matrix(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     """P(row bot's skill > column bot's) from the published mu and sigma, 6 decimals; for each
-    pair the upper bot's value is rounded and the lower's is 1 minus it."""
+    pair the upper bot's value is rounded and the lower's is 1 minus it. The best
+    :data:`SUPERIORITY_BOTS` bots only."""
+    rows = rows[:SUPERIORITY_BOTS]
     table = uncertainty.superiority(
         {row["name"]: (row["mu"], row["sigma"]) for row in rows}, [row["name"] for row in rows]
     )
@@ -1109,16 +1118,25 @@ def bot_view(
     outcomes: Mapping[str, Sequence[Sequence[int]]] | None = None,
     log_chars: int = 4000,
     mine: Sequence[StoredGame] | None = None,
+    aggregates: Mapping[str, BotAggregate] | None = None,
+    statistics: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What the page of one bot shows: its statistics, finishing positions, bids against tricks,
     head-to-head rows, faults (with the end of its output in each match where it faulted) and
     the canonical indices of its games. ``mine``: its games, when the caller has them grouped
-    (else they are picked out of every game)."""
+    (else they are picked out of every game); ``aggregates`` and ``statistics``: every bot's
+    :func:`~store.aggregate` and :func:`bot_statistics`, when the caller has them (else they
+    are computed from its games)."""
     name = row["name"]
     if mine is None:
         mine = [stored for stored in tournament.games if name in stored.record.seats]
-    agg = aggregate((stored.record for stored in mine), [name])[name]
-    rates = bot_statistics(stored.record for stored in mine).get(name) or {
+    if aggregates is not None and name in aggregates:
+        agg = aggregates[name]
+    else:
+        agg = aggregate((stored.record for stored in mine), [name])[name]
+    if statistics is None:
+        statistics = bot_statistics(stored.record for stored in mine)
+    rates = statistics.get(name) or {
         "rounds": 0,
         "bonus_points": 0,
         **dict.fromkeys(RATE_KEYS),
@@ -1243,6 +1261,86 @@ def _heat(position: float) -> str:
     return "transparent"
 
 
+def _escape(value: object) -> str:
+    return str(markupsafe.escape(value))
+
+
+class _GameRows:
+    """The games tables' row of a game (``game_rows``) as HTML, each (game, root) rendered
+    once: a league's site lists 100,000 games in its pages and again on the bots' pages, and a
+    template loop costs ten times this."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[int, str], markupsafe.Markup] = {}
+
+    def __call__(self, g: Mapping[str, Any], root: str) -> markupsafe.Markup:
+        key = (id(g), root)
+        html = self.cache.get(key)
+        if html is not None:
+            return html
+        e = _escape
+        root = e(root)
+        players = g["players"]
+        cells = []
+        for position, p in enumerate(players):
+            faults = p["faults"]
+            cells.append(
+                f'<a href="{root}bots/{e(p["slug"])}.html"'
+                + (' class="winner"' if p["rank"] == 1 else "")
+                + f'>{e(p["name"])}</a> {e(p["total"])} ({e(p["rank"])})'
+                + (
+                    f' <span class="tag bad">{e(faults)} fault{"s" if faults != 1 else ""}</span>'
+                    if faults
+                    else ""
+                )
+                + (" · " if position < len(players) - 1 else "")
+            )
+        seed = g["seed"]
+        replay = (
+            f'<a href="{root}replay.html?game={e(g["id"])}">replay</a>'
+            if g["replay"]
+            else '<span class="muted">–</span>'
+        )
+        neg = ' class="neg"' if g["faults"] else ""
+        html = markupsafe.Markup(
+            "    <tr>\n"
+            f'      <td data-value="{e(g["canonical"])}">{e(g["canonical"])}</td>\n'
+            f'      <td class="text" data-value="{e(g["match_id"])}">{e(g["match_id"])} '
+            f'#{e(g["game_index"])}</td>\n'
+            f'      <td data-value="{e(seed) if seed is not None else ""}">'
+            f'{e(seed) if seed is not None else "–"}</td>\n'
+            f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
+            + "".join(cells)
+            + "      </td>\n"
+            f'      <td data-value="{e(g["faults"])}"{neg}>'
+            f'{e(g["faults"])}</td>\n'
+            f'      <td class="text" data-value="{1 if g["replay"] else 0}">{replay}</td>\n'
+            "    </tr>"
+        )
+        self.cache[key] = html
+        return html
+
+
+def _sign_class(value: float) -> str:
+    return "pos" if value > 0 else ("neg" if value < 0 else "")
+
+
+def _opponent_row(o: Mapping[str, Any]) -> markupsafe.Markup:
+    """A row of a bot page's opponents table, as HTML (a bot meets hundreds in a league)."""
+    e = _escape
+    return markupsafe.Markup(
+        f'        <tr><td class="text" data-value="{e(o["name"])}"><a href="{e(o["slug"])}.html">'
+        f'{e(o["name"])}</a></td>\n'
+        f'          <td data-value="{e(o["games"])}">{e(o["games"])}</td>'
+        f'<td data-value="{e(o["ahead"])}">{e(o["ahead"])}</td>'
+        f'<td data-value="{e(o["behind"])}">{e(o["behind"])}</td>\n'
+        f'          <td data-value="{e(o["position"])}" class="{_sign_class(o["position"])}">'
+        f'{o["position"]:+.2f}</td>\n'
+        f'          <td data-value="{e(o["points"])}" class="{_sign_class(o["points"])}">'
+        f'{o["points"]:+.1f}</td></tr>'
+    )
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -1251,7 +1349,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(fmt=_number, heat=_heat)
+    env.globals.update(
+        fmt=_number, heat=_heat, game_row=_GameRows(), opponent_row=_opponent_row
+    )
     return env
 
 
@@ -1373,8 +1473,20 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
         for name in stored.record.seats:
             by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
+    records = tournament.records
+    aggregates = aggregate(records, tournament.bots)
+    statistics = bot_statistics(records)
     for row in board["bots"]:
-        view = bot_view(tournament, row, h2h, slugs, outcomes, mine=by_bot.get(row["name"], []))
+        view = bot_view(
+            tournament,
+            row,
+            h2h,
+            slugs,
+            outcomes,
+            mine=by_bot.get(row["name"], []),
+            aggregates=aggregates,
+            statistics=statistics,
+        )
         pairs = view["bid_tricks"]
         page = bot_template.render(
             root="../",
