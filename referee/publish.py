@@ -924,19 +924,23 @@ def head_to_head(records: Iterable[GameRecord]) -> dict[str, dict[str, dict[str,
     finished strictly ahead of the second), ``behind``, ``position`` (mean of the second's rank
     minus the first's: positive when the first usually finishes ahead) and ``points`` (mean of the
     first's total minus the second's)."""
-    sums: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    sums: dict[tuple[str, str], list[int]] = {}
     for record in records:
-        seats = record.seats
+        seats, ranks, totals = record.seats, record.ranks, record.totals
         for i, a in enumerate(seats):
+            rank, total = ranks[i], totals[i]
             for j, b in enumerate(seats):
                 if i == j:
                     continue
-                cell = sums[(a, b)]
+                cell = sums.get((a, b))
+                if cell is None:
+                    cell = sums[(a, b)] = [0, 0, 0, 0, 0]
+                other = ranks[j]
                 cell[0] += 1
-                cell[1] += record.ranks[i] < record.ranks[j]
-                cell[2] += record.ranks[i] > record.ranks[j]
-                cell[3] += record.ranks[j] - record.ranks[i]
-                cell[4] += record.totals[i] - record.totals[j]
+                cell[1] += rank < other
+                cell[2] += rank > other
+                cell[3] += other - rank
+                cell[4] += total - totals[j]
     result: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for (a, b), (games, ahead, behind, position, points) in sums.items():
         result[a][b] = {
@@ -1061,7 +1065,7 @@ def game_rows(
                 "players": [
                     {
                         "name": name,
-                        "slug": slugs.get(name, slugify(name)),
+                        "slug": slugs[name] if name in slugs else slugify(name),
                         "total": record.totals[seat],
                         "rank": record.ranks[seat],
                         "faults": faults.get(seat, 0),
@@ -1183,7 +1187,7 @@ def bot_view(
             clipped = text if len(text) <= log_chars else "…" + text[-log_chars:]
             logs.append({"match_id": match_id, "text": clipped})
     opponents = [
-        {"name": other, "slug": slugs.get(other, slugify(other)), **cell}
+        {"name": other, "slug": slugs[other] if other in slugs else slugify(other), **cell}
         for other, cell in sorted(h2h.get(name, {}).items())
     ]
     return {
@@ -1261,7 +1265,18 @@ def _heat(position: float) -> str:
     return "transparent"
 
 
-def _escape(value: object) -> str:
+def _escape(value: object, cache: dict[str, str] = {}) -> str:  # noqa: B006 - the cache
+    """``markupsafe.escape`` as a string; numbers need none, and strings repeat (bot names)."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return str(value)
+    if kind is str:
+        text = cache.get(value)  # type: ignore[call-overload]
+        if text is None:
+            if len(cache) > 1_000_000:
+                cache.clear()
+            text = cache[value] = str(markupsafe.escape(value))  # type: ignore[index]
+        return text
     return str(markupsafe.escape(value))
 
 

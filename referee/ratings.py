@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trueskill
+import trueskill.backends as _backends
 
 from .records import FaultStatus, GameRecord
 from .rules import OH_HELL, OH_SEVEN, competition_ranks
@@ -251,6 +252,14 @@ def free_for_all(
     sorted_ranks = [ranks[i] for i in order]
     draws = [sorted_ranks[k] == sorted_ranks[k + 1] for k in range(pairs)]
     cdf, pdf = env.cdf, env.pdf
+    if cdf is _backends.cdf and pdf is _backends.pdf:  # the default: inline, same operations
+        erfc, exp = _backends.erfc, math.exp
+
+        def cdf(x: float) -> float:
+            return 0.5 * erfc(-x / _SQRT_2)
+
+        def pdf(x: float) -> float:
+            return _INV_SQRT_2PI * exp(-(x**2 / 2))
 
     def diff_down(k: int) -> None:
         pi, tau = _sum2(
