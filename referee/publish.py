@@ -14,6 +14,7 @@ The schema of ``leaderboard.json`` and of the CSV/Markdown columns is in ``docs/
 from __future__ import annotations
 
 import csv
+import gc
 import hashlib
 import io
 import json
@@ -1217,6 +1218,9 @@ RECENT_GAMES = 100
 #: stay small however large the league
 BOT_RECENT_GAMES = 50
 INDEX_BOTS = 30
+#: the names of a tier's other bots in the index's tooltip of a shared place (a tier of a large
+#: league can hold hundreds: every row naming them all made the index tens of megabytes)
+TIED_NAMES = 10
 
 
 def game_pages(rows: Sequence[Mapping[str, Any]], per_page: int = GAMES_PER_PAGE) -> list[dict]:
@@ -1365,7 +1369,11 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals.update(
-        fmt=_number, heat=_heat, game_row=_GameRows(), opponent_row=_opponent_row
+        fmt=_number,
+        heat=_heat,
+        game_row=_GameRows(),
+        opponent_row=_opponent_row,
+        TIED_NAMES=TIED_NAMES,
     )
     return env
 
@@ -1399,7 +1407,19 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     game never changes), so calling this during a tournament costs one pass over the database
     plus the rendering, and the replays of the new games only.
     """
-    output = Path(output_dir)
+    # Millions of small objects (every game's record, the pages' rows) and few cycles: the
+    # cyclic collector would walk them all again and again (a third of the time at 100,000
+    # games); it runs again once the site is written.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _publish(Path(output_dir), now)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _publish(output: Path, now: float | None) -> list[Path]:
     tournament = load_tournament(output)
     cache_path = output / REPLAY_DATA / RATINGS_CACHE
     try:

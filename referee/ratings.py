@@ -252,8 +252,9 @@ def free_for_all(
     sorted_ranks = [ranks[i] for i in order]
     draws = [sorted_ranks[k] == sorted_ranks[k + 1] for k in range(pairs)]
     cdf, pdf = env.cdf, env.pdf
-    if cdf is _backends.cdf and pdf is _backends.pdf:  # the default: inline, same operations
-        erfc, exp = _backends.erfc, math.exp
+    inline = cdf is _backends.cdf and pdf is _backends.pdf
+    if inline:  # the default backend: the same operations, without the calls
+        erfc, exp, sqrt, inf = _backends.erfc, math.exp, math.sqrt, math.inf
 
         def cdf(x: float) -> float:
             return 0.5 * erfc(-x / _SQRT_2)
@@ -330,6 +331,99 @@ def free_for_all(
             t_tau[k + 1] = (t_tau[k + 1] - left_tau[k + 1]) + tau
             left_pi[k + 1], left_tau[k + 1] = pi, tau
 
+    def step(k: int, index: int) -> float:
+        """diff_down(k), truncate_up(k), diff_up(k, index) in one call: the loop's body."""
+        diff_down(k)
+        delta = truncate_up(k)
+        diff_up(k, index)
+        return delta
+
+    if inline:
+
+        def step(k: int, index: int) -> float:  # noqa: F811 - the inlined body
+            # diff_down(k), with _sum2 inlined while no precision is 0
+            a_pi, a_tau = t_pi[k] - right_pi[k], t_tau[k] - right_tau[k]
+            b_pi, b_tau = t_pi[k + 1] - left_pi[k + 1], t_tau[k + 1] - left_tau[k + 1]
+            if a_pi and b_pi:
+                mu = 0 + a_tau / a_pi
+                pi_inv = 0 + 1 / a_pi
+                mu += -1 * (b_tau / b_pi)
+                if pi_inv != inf:
+                    pi_inv += 1 / b_pi
+                pi = 1.0 / pi_inv
+                tau = pi * mu
+            else:
+                pi, tau = _sum2(+1, a_pi, a_tau, -1, b_pi, b_tau)
+            d_pi_k = (d_pi[k] - dd_pi[k]) + pi
+            d_tau_k = (d_tau[k] - dd_tau[k]) + tau
+            dd_pi[k], dd_tau[k] = pi, tau
+            # truncate_up(k)
+            div_pi, div_tau = d_pi_k - dt_pi[k], d_tau_k - dt_tau[k]
+            sqrt_pi = sqrt(div_pi)
+            diff, draw_margin = div_tau / sqrt_pi, margin * sqrt_pi
+            if draws[k]:
+                abs_diff = abs(diff)
+                a, b = draw_margin - abs_diff, -draw_margin - abs_diff
+                denom = 0.5 * erfc(-a / _SQRT_2) - 0.5 * erfc(-b / _SQRT_2)
+                pdf_a = _INV_SQRT_2PI * exp(-(a**2 / 2))
+                pdf_b = _INV_SQRT_2PI * exp(-(b**2 / 2))
+                v_abs = ((pdf_b - pdf_a) / denom) if denom else a
+                v = v_abs * (-1 if diff < 0 else +1)
+                if not denom:
+                    raise trueskill._floating_point_error(env)
+                w = (v_abs**2) + (a * pdf_a - b * pdf_b) / denom
+            else:
+                x = diff - draw_margin
+                denom = 0.5 * erfc(-x / _SQRT_2)
+                v = ((_INV_SQRT_2PI * exp(-(x**2 / 2))) / denom) if denom else -x
+                w = v * (v + x)
+                if not 0 < w < 1:
+                    raise trueskill._floating_point_error(env)
+            denom = 1.0 - w
+            pi, tau = div_pi / denom, (div_tau + sqrt_pi * v) / denom
+            dt_pi[k] = (pi + dt_pi[k]) - d_pi_k
+            dt_tau[k] = (tau + dt_tau[k]) - d_tau_k
+            pi_delta = abs(d_pi_k - pi)
+            delta = 0.0 if pi_delta == inf else max(abs(d_tau_k - tau), sqrt(pi_delta))
+            d_pi[k], d_tau[k] = pi, tau
+            # diff_up(k, index)
+            m_pi, m_tau = pi - dd_pi[k], tau - dd_tau[k]
+            if index == 0:
+                o_pi, o_tau = t_pi[k + 1] - left_pi[k + 1], t_tau[k + 1] - left_tau[k + 1]
+                coeff = 1.0
+            else:
+                o_pi, o_tau = t_pi[k] - right_pi[k], t_tau[k] - right_tau[k]
+                coeff = -1.0
+            if m_pi and o_pi:
+                if index == 0:  # 1.0 * d + 1.0 * t[k + 1]
+                    mu = 0 + 1.0 * (m_tau / m_pi)
+                    pi_inv = 0 + 1.0 / m_pi
+                    mu += 1.0 * (o_tau / o_pi)
+                    if pi_inv != inf:
+                        pi_inv += 1.0 / o_pi
+                else:  # 1.0 * t[k] - 1.0 * d
+                    mu = 0 + 1.0 * (o_tau / o_pi)
+                    pi_inv = 0 + 1.0 / o_pi
+                    mu += -1.0 * (m_tau / m_pi)
+                    if pi_inv != inf:
+                        pi_inv += 1.0 / m_pi
+                pi = 1.0 / pi_inv
+                tau = pi * mu
+            elif index == 0:
+                pi, tau = _sum2(1.0, m_pi, m_tau, 1.0, o_pi, o_tau)
+            else:
+                pi, tau = _sum2(1.0, o_pi, o_tau, -1.0, m_pi, m_tau)
+            del coeff
+            if index == 0:
+                t_pi[k] = (t_pi[k] - right_pi[k]) + pi
+                t_tau[k] = (t_tau[k] - right_tau[k]) + tau
+                right_pi[k], right_tau[k] = pi, tau
+            else:
+                t_pi[k + 1] = (t_pi[k + 1] - left_pi[k + 1]) + pi
+                t_tau[k + 1] = (t_tau[k + 1] - left_tau[k + 1]) + tau
+                left_pi[k + 1], left_tau[k + 1] = pi, tau
+            return delta
+
     for _ in range(10):
         if pairs == 1:
             diff_down(0)
@@ -337,13 +431,9 @@ def free_for_all(
         else:
             delta = 0
             for k in range(pairs - 1):
-                diff_down(k)
-                delta = max(delta, truncate_up(k))
-                diff_up(k, 1)
+                delta = max(delta, step(k, 1))
             for k in range(pairs - 1, 0, -1):
-                diff_down(k)
-                delta = max(delta, truncate_up(k))
-                diff_up(k, 0)
+                delta = max(delta, step(k, 0))
         if delta <= trueskill.DELTA:
             break
     diff_up(0, 0)
