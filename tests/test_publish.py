@@ -899,10 +899,10 @@ class TestRows:
 
 class TestLargeLeague:
     def test_superiority_matrix_holds_the_best_bots(self) -> None:
-        """With more bots than SUPERIORITY_BOTS the matrix of leaderboard.json holds the best
-        ones only (every pair among them), and P(> next) is there for every bot."""
+        """With more than 100 bots (docs/LEADERBOARD.md) the matrix of leaderboard.json holds
+        the 100 best only (every pair among them), and P(> next) is there for every bot."""
         rng = random.Random(8)
-        names = [f"b{i:03d}" for i in range(publish_module.SUPERIORITY_BOTS + 20)]
+        names = [f"b{i:03d}" for i in range(120)]
         games = [("".join(rng.sample(names, 4)), (3, 2, 1, 0)) for _ in range(10)]
         records = [
             GameRecord(f"m{i}", 0, i, tuple(seats), totals, competition_ranks(totals))
@@ -918,15 +918,15 @@ class TestLargeLeague:
             games_total=len(records),
         )
         board = leaderboard(tournament)
-        best = [row["name"] for row in board["bots"][: publish_module.SUPERIORITY_BOTS]]
+        best = [row["name"] for row in board["bots"][:100]]
         assert list(board["superiority"]) == best
         assert all(set(row) == set(best) - {name} for name, row in board["superiority"].items())
         assert all(row["superiority_next"] is not None for row in board["bots"][:-1])
 
     def test_shared_place_names_a_few_of_its_tier(self, tmp_path: Path) -> None:
-        """A tier of many bots names TIED_NAMES of the others in the index's tooltip, then how
-        many more (every row naming them all grew with the square of the tier)."""
-        names = [f"bot{i:02d}" for i in range(publish_module.TIED_NAMES + 6)]
+        """A tier of many bots names 10 of the others in the index's tooltip, then how many
+        more (every row naming them all grew with the square of the tier)."""
+        names = [f"bot{i:02d}" for i in range(16)]
         record = GameRecord("m0", 0, 1, tuple(names[:2]), (1, 1), (1, 1))
         with Store.open(tmp_path) as store:
             store.setup(
@@ -942,5 +942,5 @@ class TestLargeLeague:
         row = board["bots"][0]
         assert len(row["tied_with"]) == len(names) - 1  # the JSON names them all
         index = (tmp_path / "index.html").read_text()
-        shown = ", ".join(row["tied_with"][: publish_module.TIED_NAMES])
+        shown = ", ".join(row["tied_with"][:10])
         assert f'title="tier 1, tied with {shown} and 5 more"' in index
