@@ -35,7 +35,7 @@ from . import cgroups
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, TimeControl
 from .replay import save_replay, to_replay
-from .rules import GAMES, OH_HELL, OH_SEVEN, Game, Phase, Rules, new_game
+from .rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, secret_from_seed
 from .staging import StagingError, staged_bots
@@ -266,7 +266,7 @@ class _Session:
 
     def _send(self, frame: bytes, rid: bytes | None = None) -> None:
         with contextlib.suppress(zmq.ZMQError):
-            self.sock.send_multipart([rid or self.rid, frame], zmq.NOBLOCK)
+            self.sock.send_multipart([rid or self.rid or b"", frame], zmq.NOBLOCK)
 
     def events(self, events: list[dict[str, Any]]) -> None:
         if events and not self.dead:
@@ -309,7 +309,7 @@ class _Session:
             if rid != self.rid:
                 continue  # not the bot's connection: ignored, as the referee does
             result = self.connection.receive(message, codec)
-            if result is None or type(result) is wire.Late:
+            if result is None or isinstance(result, wire.Late):
                 continue
             if type(result) is wire.Accepted:
                 self.connection.answered()
@@ -335,16 +335,16 @@ def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
     """The random example bot's decision, or the forcing opponent's bid completing 7."""
     legal = list(game.legal_moves(seat))
     if game.phase is Phase.PASS:
-        return tuple(rng.sample(list(game.hands[seat]), game.pass_count()))  # type: ignore[attr-defined]
-    if check.force and game.phase is Phase.BID and game.rules.game == OH_SEVEN:
+        return tuple(rng.sample(list(game.hands[seat]), game.pass_count()))
+    if check.force and game.phase is Phase.BID and isinstance(game, OhSevenGame):
         if check.force == "sum7":
-            forcing = game.attempt == 0  # type: ignore[attr-defined]
+            forcing = game.attempt == 0
         else:
-            forcing = game.round == 0 and game.deal_number == 0  # type: ignore[attr-defined]
+            forcing = game.round == 0 and game.deal_number == 0
         if forcing and len(game.to_act) > 1:
             return min(legal, key=lambda card: card % 8)  # keep the sum low
         if forcing:  # the last to bid: everyone else has chosen
-            chosen = sum(card % 8 for card in game.pending.values())  # type: ignore[attr-defined]
+            chosen = sum(card % 8 for card in game.pending.values())
             wanted = [card for card in legal if card % 8 == 7 - chosen]
             if wanted:
                 return wanted[0]
@@ -364,7 +364,7 @@ def play_check(
         "rules": game.rules.as_dict(),
         "players": game.players,
         "seat": check.seat,
-        "rounds": game.rounds,  # type: ignore[attr-defined]
+        "rounds": game.rounds,
     }
     feed = wire.EventFeed(game, check.seat, prefix=[prefix])
     rng = random.Random(f"check:{check.seed}")
@@ -387,7 +387,7 @@ def play_check(
         if asking:
             assert session is not None
             outcome, took = session.ask(game, codec, check.seat, feed.take(), bank)
-            if type(outcome) is wire.Accepted:
+            if isinstance(outcome, wire.Accepted):
                 if outcome.error is not None:  # the bot's code failed; its substitute is played
                     faults.append(Fault(check.seat, FaultStatus.BOT_ERROR, outcome.error))
                 game.push(check.seat, outcome.move)

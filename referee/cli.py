@@ -16,6 +16,7 @@ COMMANDS = {
     "tourney": "tourney",
     "publish": "publish_cli",
     "view": "view_cli",
+    "replay": "replay_cli",
 }
 
 
@@ -23,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ohseven-referee",
         description="Referee for Oh-Seven and Oh Hell bots: "
-        "simulate, match, check-bot, tourney, publish, view.",
+        "simulate, match, check-bot, tourney, publish, view, replay.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module_name in COMMANDS.items():

@@ -209,7 +209,7 @@ def localize_spec(
             command[0] = python
         directory = bot.directory
         host_dir = _bot_directory(bot) if unpacked else None
-        if unpacked and host_dir in unpacked:
+        if unpacked and host_dir is not None and host_dir in unpacked:
             local = unpacked[host_dir]
             aliases = {host_dir, *([bot.directory] if bot.directory else [])}
             names = sorted(aliases, key=len, reverse=True)
@@ -613,7 +613,7 @@ def _save_replays(
     saved = []
     for record in games:
         name = record.replay_path
-        if replay_dir is not None and name in replays:
+        if replay_dir is not None and name is not None and name in replays:
             path = Path(replay_dir, name)
             tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
             tmp.write_bytes(replays[name])

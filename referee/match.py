@@ -107,8 +107,11 @@ def _open_fds() -> int:
 
 
 def _capacity(config: SandboxConfig) -> int:
-    """The descriptors one bot can cost the referee: every connection its processes can hold."""
-    return config.limits.processes * config.limits.open_files + _FD_PER_BOT
+    """The descriptors one bot can cost the referee: every connection its processes can hold,
+    each in one of its descriptors or in flight in a Unix socket (``SCM_RIGHTS``: the kernel
+    bounds a uid's descriptors in flight by its ``RLIMIT_NOFILE``)."""
+    limits = config.limits
+    return (limits.processes + 1) * limits.open_files + _FD_PER_BOT
 
 
 class MatchSpecError(ValueError):

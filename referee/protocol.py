@@ -251,7 +251,7 @@ class MoveCodec:
         phase = game.phase
         if phase is Phase.PASS:
             names = self.names
-            return [names[c] for c in game.hands[seat]], game.pass_count()  # type: ignore[attr-defined]
+            return [names[c] for c in game.hands[seat]], game.pass_count()
         legal = game.legal_moves(seat)
         if phase is Phase.BID and self.numeric_bids:
             return list(legal), 0

@@ -35,7 +35,7 @@ import markupsafe
 import trueskill
 
 from . import uncertainty
-from .ratings import DRAW_PROBABILITY, Ratings, make_env, order_free_table
+from .ratings import DRAW_PROBABILITY, Ratings, game_ranks, make_env, order_free_table
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
 from .rules import GAMES, OH_SEVEN
@@ -588,6 +588,17 @@ def _ratings(tournament: Tournament) -> Ratings:
     )
 
 
+def rated_records(
+    records: Iterable[GameRecord], fault_ranks_last: bool
+) -> Iterable[GameRecord]:
+    """``records`` with the ranks the rating sees (``ratings.game_ranks``): with
+    ``fault_ranks_last`` a bot that faulted ranks below every clean bot, so that the wins, ranks
+    and average rank published agree with the rating's view of each game."""
+    for record in records:
+        ranks = game_ranks(record, fault_ranks_last=fault_ranks_last)
+        yield record if ranks == record.ranks else attrs.evolve(record, ranks=ranks)
+
+
 def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dict[str, Any]]:
     """The ranking: one row per bot, best conservative score (mu - 3 sigma) of the order-free
     TrueSkill estimate (``ratings.order_free``) first, with its uncertainty.
@@ -617,7 +628,7 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
         members.setdefault(tier_of[name], []).append(name)
     intervals = uncertainty.points_intervals(records, tournament.bots)
     prior_sigma = make_env(tournament.game, tournament.draw_probability).sigma
-    aggregates = aggregate(records, tournament.bots)
+    aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
     statistics = bot_statistics(records)
     slugs = unique_slugs(tournament.bots)
     rows = []
@@ -1138,7 +1149,8 @@ def bot_view(
     if aggregates is not None and name in aggregates:
         agg = aggregates[name]
     else:
-        agg = aggregate((stored.record for stored in mine), [name])[name]
+        rated = rated_records((stored.record for stored in mine), tournament.fault_ranks_last)
+        agg = aggregate(rated, [name])[name]
     if statistics is None:
         statistics = bot_statistics(stored.record for stored in mine)
     rates = statistics.get(name) or {
@@ -1509,7 +1521,7 @@ def _publish(output: Path, now: float | None) -> list[Path]:
             by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
     records = tournament.records
-    aggregates = aggregate(records, tournament.bots)
+    aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
     statistics = bot_statistics(records)
     for row in board["bots"]:
         view = bot_view(

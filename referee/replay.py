@@ -46,6 +46,7 @@ __all__ = [
     "save_replay",
     "load_replay",
     "validate_replay",
+    "start_game",
 ]
 
 FORMAT = "ohseven-replay"
@@ -231,18 +232,23 @@ def _table_from_wire(replay: dict[str, Any], game_name: str) -> dict[str, Any]:
     return table
 
 
-def validate_replay(replay: dict[str, Any]) -> Game:
-    """Replay the moves through a fresh engine; return the game, or raise :class:`ReplayError`
-    naming the first move or event that differs from the record."""
+def start_game(replay: dict[str, Any]) -> Game:
+    """The game of ``replay`` before its first move (raises :class:`ReplayError`)."""
     _check_header(replay)
     game_name = replay["game"]
     try:
         table = _table_from_wire(replay, game_name)
-        game = new_game(game_name, replay["players"], replay["seed"], replay["rules"], **table)
+        return new_game(game_name, replay["players"], replay["seed"], replay["rules"], **table)
     except (RulesError, TypeError, ValueError) as error:
         if isinstance(error, ReplayError):
             raise
         raise ReplayError(f"replay header: cannot start the game: {error}") from None
+
+
+def validate_replay(replay: dict[str, Any]) -> Game:
+    """Replay the moves through a fresh engine; return the game, or raise :class:`ReplayError`
+    naming the first move or event that differs from the record."""
+    game = start_game(replay)
     recorded = replay["events"]
     checked = _compare_events(game, recorded, 0, "the start of the game")
     for index, entry in enumerate(replay["moves"]):

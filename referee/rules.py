@@ -20,7 +20,7 @@ import random
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -174,9 +174,9 @@ class Rules:
                 raise InvalidRulesError(
                     f"unknown rule option {key!r} for {game}: expected one of {', '.join(known)}"
                 )
-        values = {key: default for key, (default, _) in known.items()}
-        for key, value in given.items():
-            values[key] = _coerce_option(game, key, value)
+        values: dict[str, object] = {key: default for key, (default, _) in known.items()}
+        for key, raw in given.items():
+            values[key] = _coerce_option(game, key, raw)
         if game == OH_HELL and values["hook"] and values["simultaneous_bids"]:
             raise InvalidRulesError(
                 "rule options hook and simultaneous_bids cannot both be on: "
@@ -321,14 +321,14 @@ _new_random = random.Random.__new__
 _seed_random = _random.Random.seed
 
 
-def _seeded(seed: object) -> random.Random:
+def _seeded(seed: Any) -> random.Random:
     """``random.Random(seed)``, the same state, seeded directly for an int (``Random.seed`` does
     the same, through a Python method)."""
     if type(seed) is not int:
         return random.Random(seed)
     rng = _new_random(random.Random)
     _seed_random(rng, seed)
-    rng.gauss_next = None
+    rng.gauss_next = None  # type: ignore[attr-defined]  # what Random.seed resets
     return rng
 
 
@@ -470,6 +470,8 @@ class Game:
     """
 
     deck: Deck
+    #: the rounds of the whole game (Oh-Seven's 7; Oh Hell's hand sizes)
+    rounds: int
 
     def __init__(
         self,
@@ -524,7 +526,7 @@ class Game:
         # the legal plays or bids last listed, and for which seat (-1: none listed since the
         # last decision)
         self._legal_seat = -1
-        self._legal: tuple[int, ...] = ()
+        self._legal: Sequence[Any] = ()
 
     # -- introspection
 
@@ -546,7 +548,7 @@ class Game:
     def _build_journal(self) -> None:
         """Build the moves and events recorded so far, and every later one as it happens."""
         moves, events, names = self._moves, self._events, self._names
-        for record in self._log:
+        for record in cast(list, self._log):
             record[0](record, names, moves, events)
         trick, leader, n = self.trick, self.leader, self.players
         for i in range(self._trick_recorded, len(trick)):
@@ -607,10 +609,10 @@ class Game:
         if seat not in self.to_act:
             return ()
         if phase is _BID:
-            legal = self._legal_bids(seat)
+            bids = self._legal_bids(seat)
             self._legal_seat = seat
-            self._legal = legal
-            return legal
+            self._legal = bids
+            return bids
         if phase is _PASS:
             return self._legal_passes(seat)
         return ()
@@ -749,7 +751,7 @@ class Game:
         else:
             # the set's decision records are the last records: nothing else was recorded
             # while the set was incomplete
-            log = self._log
+            log = cast(list, self._log)
             log[-n:] = sorted(log[-n:], key=_seat_of_record)
 
     def _shuffled(self, cards: list[int]) -> list[int]:
@@ -768,6 +770,10 @@ class Game:
         self._log.append((_rec_game_over, tuple(self.scores)))
 
     # -- ruleset hooks
+    def pass_count(self) -> int:
+        """Cards each player passes now (0 outside a card pass, and in a game without one)."""
+        return 0
+
     def _legal_bids(self, seat: int) -> Sequence[Any]:
         raise NotImplementedError
 
@@ -1056,7 +1062,7 @@ def _hell_options(rules: Rules) -> tuple[bool, bool, bool, bool, bool, str]:
                 bool(values["simultaneous_bids"]),
                 bool(values["miss_scores_tricks"]),
                 bool(values["zero_bid_bonus"]),
-                values["hand_order"],
+                str(values["hand_order"]),
             ),
         )
     return entry[1]

@@ -37,6 +37,7 @@ import fcntl
 import glob
 import importlib.util
 import json
+import math
 import os
 import platform
 import select
@@ -49,7 +50,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -142,10 +143,23 @@ class Limits:
     cpu_seconds: int = attrs.field(default=600, validator=_positive)
     processes: int = attrs.field(default=64, validator=_positive)
     file_size_mb: int = attrs.field(default=16, validator=_positive)
-    open_files: int = attrs.field(default=256, validator=_positive)
+    open_files: int = attrs.field(default=128, validator=_positive)
     log_bytes: int = attrs.field(default=65536, validator=_positive)
     scratch_mb: int = attrs.field(default=64, validator=_positive)
     cpus: float = attrs.field(default=1.0, converter=float, validator=_positive)
+
+
+#: the variables OpenMP, OpenBLAS, MKL and numexpr size their thread pools by
+_THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_MAX_THREADS",
+)
+
+
+def _as_tuple(paths: Iterable[str]) -> tuple[str, ...]:
+    return tuple(paths)
 
 
 def _mode_valid(instance: object, attribute: attrs.Attribute, value: str) -> None:
@@ -173,7 +187,7 @@ class SandboxConfig:
     uid_pool_start: int = 0x70000000
     uid_pool_size: int = 4096
     bwrap: str = "bwrap"
-    extra_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    extra_paths: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
     ponder: bool = False
 
 
@@ -291,12 +305,12 @@ def _check_access(name: str, uid: int, command: Sequence[str]) -> None:
             os._exit(0)
     os.close(write)
     with os.fdopen(read, "rb") as pipe:
-        denied = pipe.read().decode()
+        unreadable = pipe.read().decode()
     os.waitpid(pid, 0)
-    if denied:
+    if unreadable:
         raise BotStartError(
             errno.EACCES,
-            f"bot {name!r}: its unprivileged uid {uid} cannot read {denied.splitlines()[0]} "
+            f"bot {name!r}: its unprivileged uid {uid} cannot read {unreadable.splitlines()[0]} "
             "(unsandboxed bots never run as root: make the bot's files and interpreter "
             "readable by every user, e.g. outside /root, or use the bwrap sandbox mode)",
         )
@@ -819,6 +833,9 @@ class BotProcess:
             "LANG": "C.UTF-8",
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # numeric libraries size their thread pools by the host's cores, which a bot's
+            # CPU quota and process count do not allow: by its cores instead
+            **dict.fromkeys(_THREAD_VARIABLES, str(max(1, math.ceil(config.limits.cpus)))),
         }
         env.update(self.env)
         command = [program, *self.command[1:]]
@@ -828,10 +845,10 @@ class BotProcess:
             info_read, info_write = os.pipe()
             pass_fds.append(info_write)
             seccomp_fd = None
-            program = seccomp_program()
-            if program is not None:
+            bpf = seccomp_program()
+            if bpf is not None:
                 seccomp_fd = os.memfd_create("ohseven-seccomp")
-                os.write(seccomp_fd, program)
+                os.write(seccomp_fd, bpf)
                 os.lseek(seccomp_fd, 0, os.SEEK_SET)
                 pass_fds.append(seccomp_fd)
             etc_fds = [_data_fd(name, data) for name, data in _etc_data(self.uid).items()]

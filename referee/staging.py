@@ -190,7 +190,8 @@ def plan_bots(
         theirs: set[str] = set()
         for other in others:
             theirs |= owned[other] - mine
-            theirs |= {directories[other]} - {None}
+            if (folder := directories[other]) is not None:
+                theirs.add(folder)
         # what belongs to another bot inside this folder, unless it holds this bot's own files
         theirs = {
             p for p in theirs if _inside(p, directory) and not any(_inside(f, p) for f in mine)

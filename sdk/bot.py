@@ -489,7 +489,7 @@ def local_game(
         count = 0
         if phase is Phase.PASS:
             kind = "pass"
-            count = engine.pass_count()  # type: ignore[attr-defined]
+            count = engine.pass_count()
             legal: list[Any] = [names[c] for c in engine.hands[seat]]
         elif phase is Phase.BID:
             kind = "bid"

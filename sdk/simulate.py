@@ -17,7 +17,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..referee.cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck
 from ..referee.rules import Game, Rules, position_game
@@ -176,7 +176,7 @@ SUITS_SET = frozenset(SUITS)
 
 def greedy_play(game: Game, seat: int, rng: random.Random) -> int:
     """A fast bid-aware play: win cheaply while under the bid, duck once it is made."""
-    legal = game.legal_moves(seat)
+    legal = cast(Sequence[int], game.legal_moves(seat))  # plays: a tuple
     if len(legal) == 1:
         return legal[0]
     ranks = game.deck.ranks
@@ -252,7 +252,7 @@ def playout(
     rng: random.Random,
     *,
     first: str | None = None,
-    bids: Sequence[int] | None = None,
+    bids: Sequence[int | None] | None = None,
     policy: Policy = greedy_play,
 ) -> list[int]:
     """Play the round out from the view's position with ``hands``; the round's points per seat.
@@ -260,8 +260,10 @@ def playout(
     ``first`` is the card the seat to act plays first (default: the policy's choice); ``bids``
     defaults to the view's bids (all must be known).
     """
-    bids = list(view.bids if bids is None else bids)  # type: ignore[arg-type]
-    game = _position(view, hands, bids)
+    known = list(view.bids if bids is None else bids)
+    if None in known:
+        raise ValueError(f"playout needs every bid, got {known}")
+    game = _position(view, hands, cast(list[int], known))
     if first is not None:
         game.push(game.to_act[0], deck_of(view).index[first])
     return _finish(game, rng, policy)
@@ -301,7 +303,9 @@ def evaluate_plays(
 # --------------------------------------------------------------------------- bids
 
 
-def estimate_tricks(hand: Sequence[str], trump: str | None, game: str, players: int) -> float:
+def estimate_tricks(
+    hand: Sequence[str], trump: str | None, game: str | None, players: int
+) -> float:
     """A quick estimate of the tricks ``hand`` wins with ``trump`` (a suit letter or None)."""
     from .view import rank
 

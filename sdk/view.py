@@ -179,7 +179,7 @@ class View:
         """Apply the queued events now (reading the view does it by itself)."""
         queue = self._queue
         if type(self) is _UnfoldedView:
-            self.__class__ = View
+            self.__class__ = View  # type: ignore[assignment]  # back to the plain class
         if not queue:
             return
         self._queue = []

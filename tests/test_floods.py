@@ -4,10 +4,12 @@ connections, and to slow the table with messages nobody asked for."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,31 @@ from test_hostile import (
 )
 
 UNSANDBOXED = SandboxConfig(mode="unsandboxed")
+
+#: Connects to the listener at argv[1] again and again, passing each connection through a
+#: socketpair to itself (SCM_RIGHTS) and closing its own descriptor; prints how many connections
+#: it held open when the kernel refused.
+_HOARDER = """
+import array, socket, sys, time
+left, right = socket.socketpair()
+held = 0
+while True:
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(sys.argv[1])
+        fds = array.array("i", [conn.fileno()])
+        left.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+    except OSError:
+        break
+    conn.close()
+    held += 1
+print(held, flush=True)
+"""
+
+
+def _system_python() -> str:
+    """An interpreter any uid may run (a root-owned virtualenv's may not be)."""
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 
 
 @pytest.fixture
@@ -252,6 +279,40 @@ class TestBudgets:
             assert type(fault) is wire.Invalid and fault.status is PROTOCOL
 
     def test_capacity_counts_processes_times_open_files(self):
-        """A bot can cost the referee one descriptor per descriptor of each of its processes."""
+        """A bot can cost the referee one descriptor per descriptor of each of its processes,
+        and as many again in flight."""
         config = limited(processes=3, open_files=100)
-        assert match_module._capacity(config) == 300 + match_module._FD_PER_BOT
+        assert match_module._capacity(config) == 300 + 100 + match_module._FD_PER_BOT
+
+    def test_connections_in_flight_are_a_second_descriptor_limit(self, tmp_path):
+        """An unprivileged process can keep open about its RLIMIT_NOFILE of connections more by
+        sending them through a Unix socket to itself and closing its own descriptors (why the
+        capacity counts descriptors in flight); the kernel stops it there."""
+        if shutil.which("prlimit") is None:
+            pytest.skip("prlimit (util-linux) is needed to lower the limit")
+        folder = Path(tempfile.mkdtemp(prefix="ohseven-inflight-"))
+        folder.chmod(0o777)
+        path = str(folder / "listener")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o777)
+        listener.listen(1024)
+        command = ["prlimit", "--nofile=32:32", _system_python(), "-c", _HOARDER, path]
+        if os.geteuid() == 0:  # root's descriptors in flight are not bounded; a bot is not root
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        accepted = []
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        listener.settimeout(0.5)
+        try:
+            while child.poll() is None:
+                with contextlib.suppress(TimeoutError):
+                    accepted.append(listener.accept()[0])
+            held = int(child.communicate(timeout=30)[0].split()[-1])
+        finally:
+            child.kill()
+            for conn in accepted:
+                conn.close()
+            listener.close()
+            shutil.rmtree(folder, ignore_errors=True)
+        assert child.returncode == 0
+        assert 32 <= held <= 33, held

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,10 @@ class TestWheelInstall:
             check=True,
         )
         (wheel,) = wheel_dir.glob("ohseven-*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            names = set(archive.namelist())
+        assert {"ohseven/referee/py.typed", "ohseven/sdk/py.typed"} <= names  # typed (PEP 561)
+        assert any(name.startswith("ohseven/referee/templates/") for name in names)
         env_dir = tmp_path / "env"
         venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
         python = env_dir / "bin" / "python"

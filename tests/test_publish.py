@@ -50,7 +50,7 @@ from ohseven.referee.publish import (
     unique_slugs,
     write_atomic,
 )
-from ohseven.referee.ratings import order_free, rate_games
+from ohseven.referee.ratings import game_ranks, order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
 from ohseven.referee.rules import competition_ranks, new_game
@@ -275,12 +275,50 @@ class TestLeaderboard:
             seats = [(r, r.seats.index(row["name"])) for r in t.records if row["name"] in r.seats]
             assert row["games"] == len(seats)
             assert row["points"] == sum(r.totals[s] for r, s in seats)
-            assert row["wins"] == sum(r.ranks[s] == 1 for r, s in seats)
+            ranks = [game_ranks(r)[s] for r, s in seats]  # faulted bots rank last
+            assert row["wins"] == ranks.count(1)
             faults = sum(1 for r, s in seats for f in r.faults if f.seat == s)
             assert row["faults_total"] == faults
             assert row["fault_counts"]["timeout"] == faults
             assert row["points_per_game"] == pytest.approx(row["points"] / row["games"], abs=1e-4)
         assert next(r for r in board["bots"] if r["name"] == FAULTY)["faults_total"] > 0
+
+    @pytest.mark.parametrize("fault_ranks_last", [True, False])
+    def test_wins_and_ranks_follow_the_ratings_view(self, fault_ranks_last: bool) -> None:
+        """A bot dropped in every game though its totals are the best: with fault_ranks_last
+        its wins, ranks and average rank (leaderboard and bot page) count it last each game."""
+        clean = [("abcd", (5, 3, 2, 9)), ("bcda", (3, 2, 9, 5)), ("cdab", (2, 9, 5, 3))] * 10
+        board = synthetic(clean)
+        records = [
+            attrs.evolve(
+                stored.record,
+                faults=(Fault(stored.record.seats.index("d"), FaultStatus.DROPPED, "dropped"),),
+            )
+            for stored in board.games
+        ]
+        t = attrs.evolve(
+            board,
+            games=tuple(
+                attrs.evolve(g, record=r) for g, r in zip(board.games, records, strict=True)
+            ),
+            fault_ranks_last=fault_ranks_last,
+        )
+        rows = {row["name"]: row for row in leaderboard(t)["bots"]}
+        page = bot_view(t, rows["d"], {}, unique_slugs(t.bots))
+        if fault_ranks_last:
+            assert (rows["d"]["wins"], rows["d"]["win_rate"]) == (0, 0.0)
+            assert rows["d"]["ranks"] == {"4": 30}
+            assert rows["d"]["average_rank"] == 4.0
+            assert rows["a"]["wins"] == 30 and rows["a"]["ranks"] == {"1": 30}
+            assert page["ranks"] == [[1, 0], [2, 0], [3, 0], [4, 30]]
+        else:
+            assert rows["d"]["wins"] == 30 and rows["d"]["average_rank"] == 1.0
+            assert page["ranks"] == [[1, 30], [2, 0], [3, 0], [4, 0]]
+        for row in rows.values():
+            mine = [(r, r.seats.index(row["name"])) for r in records if row["name"] in r.seats]
+            ranks = [game_ranks(r, fault_ranks_last=fault_ranks_last)[s] for r, s in mine]
+            assert row["wins"] == ranks.count(1)
+            assert row["average_rank"] == pytest.approx(sum(ranks) / len(ranks), abs=1e-4)
 
     def test_header_and_progress(self, tourney: Path) -> None:
         """The document names its format and version, the tournament and its progress; no seed

@@ -212,6 +212,12 @@ class TestIdentity:
         assert results(bot, "home") == ["/tmp"]
         assert results(bot, "cwd") == [BOTS]
 
+    def test_thread_pools_are_sized_by_the_cpu_limit(self, run):
+        """OpenMP and BLAS thread pools are told the bot's cores, not the host's."""
+        bot = run("whoami", config=limited(cpus=1.5))
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "threads") == ["2 2"]
+
     @pytest.mark.skipif(not IS_ROOT, reason="distinct uids need a root referee")
     def test_concurrent_bots_get_distinct_uids(self, run):
         """Bots running at the same time never share a uid (RLIMIT_NPROC is per bot)."""

@@ -88,6 +88,8 @@ def whoami():
     result("home", os.environ.get("HOME"))
     result("cwd", os.getcwd())
     result("env", ",".join(sorted(os.environ)))
+    pools = (os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+    result("threads", " ".join(map(str, pools)))
 
 
 def signal_pid(pid):
