@@ -14,6 +14,7 @@ The schema of ``leaderboard.json`` and of the CSV/Markdown columns is in ``docs/
 from __future__ import annotations
 
 import csv
+import gc
 import hashlib
 import io
 import json
@@ -30,6 +31,7 @@ from typing import Any
 
 import attrs
 import jinja2
+import markupsafe
 import trueskill
 
 from . import uncertainty
@@ -41,7 +43,7 @@ from .secret import SecretError, load_secret, secret_from_seed
 from .stats import combine_seat_counts
 from .stopping import META_KEY as STOPPING_KEY
 from .stopping import Plan, verdicts
-from .store import Store, StoredGame, StoreError, aggregate
+from .store import BotAggregate, Store, StoredGame, StoreError, aggregate
 
 __all__ = [
     "LEADERBOARD_FORMAT",
@@ -623,7 +625,8 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
         fault_ranks_last=tournament.fault_ranks_last,
     )
     order = [row.name for row in table]
-    los = uncertainty.superiority({row.name: (row.mu, row.sigma) for row in table}, order)
+    # adjacent pairs only (tiers and superiority_next): the full matrix is n^2
+    los = uncertainty.superiority_next({row.name: (row.mu, row.sigma) for row in table}, order)
     tier_of = dict(zip(order, uncertainty.tiers(order, los), strict=True))
     members: dict[int, list[str]] = {}
     for name in order:
@@ -750,9 +753,16 @@ def _with_verdicts(tournament: Tournament, rows: list[dict[str, Any]]) -> list[d
     return rows
 
 
+#: the bots (the best) in the superiority matrix of leaderboard.json: every pair of 1,000 bots
+#: would be a million cells
+SUPERIORITY_BOTS = 100
+
+
 def _superiority_matrix(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     """P(row bot's skill > column bot's) from the published mu and sigma, 6 decimals; for each
-    pair the upper bot's value is rounded and the lower's is 1 minus it."""
+    pair the upper bot's value is rounded and the lower's is 1 minus it. The best
+    :data:`SUPERIORITY_BOTS` bots only."""
+    rows = rows[:SUPERIORITY_BOTS]
     table = uncertainty.superiority(
         {row["name"]: (row["mu"], row["sigma"]) for row in rows}, [row["name"] for row in rows]
     )
@@ -943,19 +953,23 @@ def head_to_head(records: Iterable[GameRecord]) -> dict[str, dict[str, dict[str,
     finished strictly ahead of the second), ``behind``, ``position`` (mean of the second's rank
     minus the first's: positive when the first usually finishes ahead) and ``points`` (mean of the
     first's total minus the second's)."""
-    sums: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    sums: dict[tuple[str, str], list[int]] = {}
     for record in records:
-        seats = record.seats
+        seats, ranks, totals = record.seats, record.ranks, record.totals
         for i, a in enumerate(seats):
+            rank, total = ranks[i], totals[i]
             for j, b in enumerate(seats):
                 if i == j:
                     continue
-                cell = sums[(a, b)]
+                cell = sums.get((a, b))
+                if cell is None:
+                    cell = sums[(a, b)] = [0, 0, 0, 0, 0]
+                other = ranks[j]
                 cell[0] += 1
-                cell[1] += record.ranks[i] < record.ranks[j]
-                cell[2] += record.ranks[i] > record.ranks[j]
-                cell[3] += record.ranks[j] - record.ranks[i]
-                cell[4] += record.totals[i] - record.totals[j]
+                cell[1] += rank < other
+                cell[2] += rank > other
+                cell[3] += other - rank
+                cell[4] += total - totals[j]
     result: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for (a, b), (games, ahead, behind, position, points) in sums.items():
         result[a][b] = {
@@ -1080,7 +1094,7 @@ def game_rows(
                 "players": [
                     {
                         "name": name,
-                        "slug": slugs.get(name, slugify(name)),
+                        "slug": slugs[name] if name in slugs else slugify(name),
                         "total": record.totals[seat],
                         "rank": record.ranks[seat],
                         "faults": faults.get(seat, 0),
@@ -1137,17 +1151,26 @@ def bot_view(
     outcomes: Mapping[str, Sequence[Sequence[int]]] | None = None,
     log_chars: int = 4000,
     mine: Sequence[StoredGame] | None = None,
+    aggregates: Mapping[str, BotAggregate] | None = None,
+    statistics: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What the page of one bot shows: its statistics, finishing positions, bids against tricks,
     head-to-head rows, faults (with the end of its output in each match where it faulted) and
     the canonical indices of its games. ``mine``: its games, when the caller has them grouped
-    (else they are picked out of every game)."""
+    (else they are picked out of every game); ``aggregates`` and ``statistics``: every bot's
+    :func:`~store.aggregate` and :func:`bot_statistics`, when the caller has them (else they
+    are computed from its games)."""
     name = row["name"]
     if mine is None:
         mine = [stored for stored in tournament.games if name in stored.record.seats]
-    rated = rated_records((stored.record for stored in mine), tournament.fault_ranks_last)
-    agg = aggregate(rated, [name])[name]
-    rates = bot_statistics(stored.record for stored in mine).get(name) or {
+    if aggregates is not None and name in aggregates:
+        agg = aggregates[name]
+    else:
+        rated = rated_records((stored.record for stored in mine), tournament.fault_ranks_last)
+        agg = aggregate(rated, [name])[name]
+    if statistics is None:
+        statistics = bot_statistics(stored.record for stored in mine)
+    rates = statistics.get(name) or {
         "rounds": 0,
         "bonus_points": 0,
         **dict.fromkeys(RATE_KEYS),
@@ -1194,7 +1217,7 @@ def bot_view(
             clipped = text if len(text) <= log_chars else "…" + text[-log_chars:]
             logs.append({"match_id": match_id, "text": clipped})
     opponents = [
-        {"name": other, "slug": slugs.get(other, slugify(other)), **cell}
+        {"name": other, "slug": slugs[other] if other in slugs else slugify(other), **cell}
         for other, cell in sorted(h2h.get(name, {}).items())
     ]
     return {
@@ -1224,6 +1247,9 @@ RECENT_GAMES = 100
 #: stay small however large the league
 BOT_RECENT_GAMES = 50
 INDEX_BOTS = 30
+#: the names of a tier's other bots in the index's tooltip of a shared place (a tier of a large
+#: league can hold hundreds: every row naming them all made the index tens of megabytes)
+TIED_NAMES = 10
 
 
 def game_pages(rows: Sequence[Mapping[str, Any]], per_page: int = GAMES_PER_PAGE) -> list[dict]:
@@ -1272,6 +1298,97 @@ def _heat(position: float) -> str:
     return "transparent"
 
 
+def _escape(value: object, cache: dict[str, str] = {}) -> str:  # noqa: B006 - the cache
+    """``markupsafe.escape`` as a string; numbers need none, and strings repeat (bot names)."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return str(value)
+    if kind is str:
+        text = cache.get(value)  # type: ignore[call-overload]
+        if text is None:
+            if len(cache) > 1_000_000:
+                cache.clear()
+            text = cache[value] = str(markupsafe.escape(value))  # type: ignore[index]
+        return text
+    return str(markupsafe.escape(value))
+
+
+class _GameRows:
+    """The games tables' row of a game (``game_rows``) as HTML, each (game, root) rendered
+    once: a league's site lists 100,000 games in its pages and again on the bots' pages, and a
+    template loop costs ten times this."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[int, str], markupsafe.Markup] = {}
+
+    def __call__(self, g: Mapping[str, Any], root: str) -> markupsafe.Markup:
+        key = (id(g), root)
+        html = self.cache.get(key)
+        if html is not None:
+            return html
+        e = _escape
+        root = e(root)
+        players = g["players"]
+        cells = []
+        for position, p in enumerate(players):
+            faults = p["faults"]
+            cells.append(
+                f'<a href="{root}bots/{e(p["slug"])}.html"'
+                + (' class="winner"' if p["rank"] == 1 else "")
+                + f'>{e(p["name"])}</a> {e(p["total"])} ({e(p["rank"])})'
+                + (
+                    f' <span class="tag bad">{e(faults)} fault{"s" if faults != 1 else ""}</span>'
+                    if faults
+                    else ""
+                )
+                + (" · " if position < len(players) - 1 else "")
+            )
+        seed = g["seed"]
+        replay = (
+            f'<a href="{root}replay.html?game={e(g["id"])}">replay</a>'
+            if g["replay"]
+            else '<span class="muted">–</span>'
+        )
+        neg = ' class="neg"' if g["faults"] else ""
+        html = markupsafe.Markup(
+            "    <tr>\n"
+            f'      <td data-value="{e(g["canonical"])}">{e(g["canonical"])}</td>\n'
+            f'      <td class="text" data-value="{e(g["match_id"])}">{e(g["match_id"])} '
+            f'#{e(g["game_index"])}</td>\n'
+            f'      <td data-value="{e(seed) if seed is not None else ""}">'
+            f'{e(seed) if seed is not None else "–"}</td>\n'
+            f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
+            + "".join(cells)
+            + "      </td>\n"
+            f'      <td data-value="{e(g["faults"])}"{neg}>'
+            f'{e(g["faults"])}</td>\n'
+            f'      <td class="text" data-value="{1 if g["replay"] else 0}">{replay}</td>\n'
+            "    </tr>"
+        )
+        self.cache[key] = html
+        return html
+
+
+def _sign_class(value: float) -> str:
+    return "pos" if value > 0 else ("neg" if value < 0 else "")
+
+
+def _opponent_row(o: Mapping[str, Any]) -> markupsafe.Markup:
+    """A row of a bot page's opponents table, as HTML (a bot meets hundreds in a league)."""
+    e = _escape
+    return markupsafe.Markup(
+        f'        <tr><td class="text" data-value="{e(o["name"])}"><a href="{e(o["slug"])}.html">'
+        f'{e(o["name"])}</a></td>\n'
+        f'          <td data-value="{e(o["games"])}">{e(o["games"])}</td>'
+        f'<td data-value="{e(o["ahead"])}">{e(o["ahead"])}</td>'
+        f'<td data-value="{e(o["behind"])}">{e(o["behind"])}</td>\n'
+        f'          <td data-value="{e(o["position"])}" class="{_sign_class(o["position"])}">'
+        f'{o["position"]:+.2f}</td>\n'
+        f'          <td data-value="{e(o["points"])}" class="{_sign_class(o["points"])}">'
+        f'{o["points"]:+.1f}</td></tr>'
+    )
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -1280,7 +1397,13 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(fmt=_number, heat=_heat)
+    env.globals.update(
+        fmt=_number,
+        heat=_heat,
+        game_row=_GameRows(),
+        opponent_row=_opponent_row,
+        TIED_NAMES=TIED_NAMES,
+    )
     return env
 
 
@@ -1313,7 +1436,19 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     game never changes), so calling this during a tournament costs one pass over the database
     plus the rendering, and the replays of the new games only.
     """
-    output = Path(output_dir)
+    # Millions of small objects (every game's record, the pages' rows) and few cycles: the
+    # cyclic collector would walk them all again and again (a third of the time at 100,000
+    # games); it runs again once the site is written.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _publish(Path(output_dir), now)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _publish(output: Path, now: float | None) -> list[Path]:
     tournament = load_tournament(output)
     cache_path = output / REPLAY_DATA / RATINGS_CACHE
     try:
@@ -1402,8 +1537,20 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
         for name in stored.record.seats:
             by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
+    records = tournament.records
+    aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
+    statistics = bot_statistics(records)
     for row in board["bots"]:
-        view = bot_view(tournament, row, h2h, slugs, outcomes, mine=by_bot.get(row["name"], []))
+        view = bot_view(
+            tournament,
+            row,
+            h2h,
+            slugs,
+            outcomes,
+            mine=by_bot.get(row["name"], []),
+            aggregates=aggregates,
+            statistics=statistics,
+        )
         pairs = view["bid_tricks"]
         page = bot_template.render(
             root="../",

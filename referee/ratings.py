@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trueskill
+import trueskill.backends as _backends
 
 from .records import FaultStatus, GameRecord
 from .rules import OH_HELL, OH_SEVEN, competition_ranks
@@ -38,6 +39,7 @@ __all__ = [
     "Ratings",
     "game_ranks",
     "rate_games",
+    "free_for_all",
     "make_env",
     "order_free",
     "order_free_table",
@@ -119,8 +121,8 @@ class Ratings:
             )
         ranks = game_ranks(record, fault_ranks_last=self.fault_ranks_last)
         groups = [(self.ratings[name],) for name in record.seats]
-        rated = self.env.rate(groups, ranks=[rank - 1 for rank in ranks])
-        for name, (rating,) in zip(record.seats, rated, strict=True):
+        rated = free_for_all(self.env, [group[0] for group in groups], [r - 1 for r in ranks])
+        for name, rating in zip(record.seats, rated, strict=True):
             self.ratings[name] = rating
             self.games[name] += 1
 
@@ -148,6 +150,310 @@ def rate_games(
     for record in records:
         ratings.apply(record)
     return ratings
+
+
+def _mean(pi: float, tau: float) -> float:
+    return pi and tau / pi  # trueskill's Gaussian.mu
+
+
+def _sum(terms: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """trueskill's SumFactor.update: the message of sum(coeff * x) from (coeff, pi, tau) of
+    each x's cavity."""
+    pi_inv: float = 0
+    mu: float = 0
+    for coeff, pi, tau in terms:
+        mu += coeff * _mean(pi, tau)
+        if pi_inv == math.inf:
+            continue
+        try:
+            pi_inv += coeff**2 / float(pi)
+        except ZeroDivisionError:
+            pi_inv = math.inf
+    pi = 1.0 / pi_inv
+    return pi, pi * mu
+
+
+_MARGINS: dict[tuple, float] = {}
+
+
+def _draw_margin(env: trueskill.TrueSkill) -> float:
+    """The draw margin between two one-bot teams (as the library computes it per game)."""
+    key = (env.draw_probability, env.beta, env.backend)
+    if key not in _MARGINS:
+        _MARGINS[key] = trueskill.calc_draw_margin(env.draw_probability, 2, env)
+    return _MARGINS[key]
+
+
+def _sum2(
+    c0: float, pi0: float, tau0: float, c1: float, pi1: float, tau1: float
+) -> tuple[float, float]:
+    """:func:`_sum` of two terms, unrolled (the same operations)."""
+    mu = 0 + c0 * (pi0 and tau0 / pi0)
+    try:
+        pi_inv = 0 + c0**2 / float(pi0)
+    except ZeroDivisionError:
+        pi_inv = math.inf
+    mu += c1 * (pi1 and tau1 / pi1)
+    if pi_inv != math.inf:
+        try:
+            pi_inv += c1**2 / float(pi1)
+        except ZeroDivisionError:
+            pi_inv = math.inf
+    pi = 1.0 / pi_inv
+    return pi, pi * mu
+
+
+def free_for_all(
+    env: trueskill.TrueSkill, ratings: Sequence[trueskill.Rating], ranks: Sequence[int]
+) -> list[trueskill.Rating]:
+    """``env.rate([(r,) for r in ratings], ranks)`` for teams of one: the same factor graph,
+    schedule and floating-point operations in the same order (so the same numbers, bit for bit;
+    ``tests/test_ratings.py`` checks it), without the library's objects: about ten times faster.
+
+    The graph per player (sorted by rank, ties in the given order): skill r, performance p,
+    team performance t; between adjacent places a difference d and its truncation. Messages are
+    (pi, tau) pairs; a variable is the product of its messages."""
+    n = len(ratings)
+    if n < 2:
+        raise ValueError("Need multiple rating groups")
+    if len(ranks) != n:
+        raise ValueError("Wrong ranks")
+    order = sorted(range(n), key=lambda i: ranks[i])
+    beta2 = env.beta**2
+    dynamic = env.tau
+    # skill <- prior, performance <- skill, team performance <- performance (the "gray arrows")
+    r_pi, r_tau, p_pi, p_tau, pl_pi, pl_tau = [], [], [], [], [], []
+    t_pi, t_tau, ts_pi, ts_tau = [], [], [], []
+    for i in order:
+        rating = ratings[i]
+        sigma = math.sqrt(rating.sigma**2 + dynamic**2)
+        pi = sigma**-2
+        tau = pi * rating.mu
+        r_pi.append(pi)
+        r_tau.append(tau)
+        a = 1.0 / (1.0 + beta2 * pi)
+        p_pi.append(a * pi)
+        p_tau.append(a * tau)
+        pl_pi.append(a * pi)  # the likelihood's message to the performance
+        pl_tau.append(a * tau)
+        m_pi, m_tau = _sum(((1, a * pi, a * tau),))
+        t_pi.append(m_pi)
+        t_tau.append(m_tau)
+        ts_pi.append(m_pi)  # the team sum's message to the team performance
+        ts_tau.append(m_tau)
+    pairs = n - 1
+    # messages to team performance k from the difference below it (k - 1) and above it (k)
+    left_pi, left_tau = [0.0] * n, [0.0] * n
+    right_pi, right_tau = [0.0] * n, [0.0] * n
+    d_pi, d_tau = [0.0] * pairs, [0.0] * pairs
+    dd_pi, dd_tau = [0.0] * pairs, [0.0] * pairs  # the difference factor's message to d
+    dt_pi, dt_tau = [0.0] * pairs, [0.0] * pairs  # the truncation's message to d
+    margin = _draw_margin(env)
+    sorted_ranks = [ranks[i] for i in order]
+    draws = [sorted_ranks[k] == sorted_ranks[k + 1] for k in range(pairs)]
+    cdf, pdf = env.cdf, env.pdf
+    inline = cdf is _backends.cdf and pdf is _backends.pdf
+    if inline:  # the default backend: the same operations, without the calls
+        erfc, exp, sqrt, inf = _backends.erfc, math.exp, math.sqrt, math.inf
+
+        def cdf(x: float) -> float:
+            return 0.5 * erfc(-x / _SQRT_2)
+
+        def pdf(x: float) -> float:
+            return _INV_SQRT_2PI * exp(-(x**2 / 2))
+
+    def diff_down(k: int) -> None:
+        pi, tau = _sum2(
+            +1,
+            t_pi[k] - right_pi[k],
+            t_tau[k] - right_tau[k],
+            -1,
+            t_pi[k + 1] - left_pi[k + 1],
+            t_tau[k + 1] - left_tau[k + 1],
+        )
+        d_pi[k] = (d_pi[k] - dd_pi[k]) + pi
+        d_tau[k] = (d_tau[k] - dd_tau[k]) + tau
+        dd_pi[k], dd_tau[k] = pi, tau
+
+    def truncate_up(k: int) -> float:
+        div_pi, div_tau = d_pi[k] - dt_pi[k], d_tau[k] - dt_tau[k]
+        sqrt_pi = math.sqrt(div_pi)
+        diff, draw_margin = div_tau / sqrt_pi, margin * sqrt_pi
+        # the library's v and w functions, each value computed once
+        if draws[k]:
+            abs_diff = abs(diff)
+            a, b = draw_margin - abs_diff, -draw_margin - abs_diff
+            denom = cdf(a) - cdf(b)
+            v_abs = ((pdf(b) - pdf(a)) / denom) if denom else a
+            v = v_abs * (-1 if diff < 0 else +1)
+            if not denom:
+                raise trueskill._floating_point_error(env)
+            w = (v_abs**2) + (a * pdf(a) - b * pdf(b)) / denom
+        else:
+            x = diff - draw_margin
+            denom = cdf(x)
+            v = (pdf(x) / denom) if denom else -x
+            w = v * (v + x)
+            if not 0 < w < 1:
+                raise trueskill._floating_point_error(env)
+        denom = 1.0 - w
+        pi, tau = div_pi / denom, (div_tau + sqrt_pi * v) / denom
+        dt_pi[k] = (pi + dt_pi[k]) - d_pi[k]
+        dt_tau[k] = (tau + dt_tau[k]) - d_tau[k]
+        pi_delta = abs(d_pi[k] - pi)  # trueskill's Variable.delta
+        delta = 0.0 if pi_delta == math.inf else max(abs(d_tau[k] - tau), math.sqrt(pi_delta))
+        d_pi[k], d_tau[k] = pi, tau
+        return delta
+
+    def diff_up(k: int, index: int) -> None:
+        if index == 0:  # to team performance k: d + t[k + 1]
+            pi, tau = _sum2(
+                1.0,
+                d_pi[k] - dd_pi[k],
+                d_tau[k] - dd_tau[k],
+                1.0,
+                t_pi[k + 1] - left_pi[k + 1],
+                t_tau[k + 1] - left_tau[k + 1],
+            )
+            t_pi[k] = (t_pi[k] - right_pi[k]) + pi
+            t_tau[k] = (t_tau[k] - right_tau[k]) + tau
+            right_pi[k], right_tau[k] = pi, tau
+        else:  # to team performance k + 1: t[k] - d
+            pi, tau = _sum2(
+                1.0,
+                t_pi[k] - right_pi[k],
+                t_tau[k] - right_tau[k],
+                -1.0,
+                d_pi[k] - dd_pi[k],
+                d_tau[k] - dd_tau[k],
+            )
+            t_pi[k + 1] = (t_pi[k + 1] - left_pi[k + 1]) + pi
+            t_tau[k + 1] = (t_tau[k + 1] - left_tau[k + 1]) + tau
+            left_pi[k + 1], left_tau[k + 1] = pi, tau
+
+    def step(k: int, index: int) -> float:
+        """diff_down(k), truncate_up(k), diff_up(k, index) in one call: the loop's body."""
+        diff_down(k)
+        delta = truncate_up(k)
+        diff_up(k, index)
+        return delta
+
+    if inline:
+
+        def step(k: int, index: int) -> float:  # noqa: F811 - the inlined body
+            # diff_down(k), with _sum2 inlined while no precision is 0
+            a_pi, a_tau = t_pi[k] - right_pi[k], t_tau[k] - right_tau[k]
+            b_pi, b_tau = t_pi[k + 1] - left_pi[k + 1], t_tau[k + 1] - left_tau[k + 1]
+            if a_pi and b_pi:
+                mu = 0 + a_tau / a_pi
+                pi_inv = 0 + 1 / a_pi
+                mu += -1 * (b_tau / b_pi)
+                if pi_inv != inf:
+                    pi_inv += 1 / b_pi
+                pi = 1.0 / pi_inv
+                tau = pi * mu
+            else:
+                pi, tau = _sum2(+1, a_pi, a_tau, -1, b_pi, b_tau)
+            d_pi_k = (d_pi[k] - dd_pi[k]) + pi
+            d_tau_k = (d_tau[k] - dd_tau[k]) + tau
+            dd_pi[k], dd_tau[k] = pi, tau
+            # truncate_up(k)
+            div_pi, div_tau = d_pi_k - dt_pi[k], d_tau_k - dt_tau[k]
+            sqrt_pi = sqrt(div_pi)
+            diff, draw_margin = div_tau / sqrt_pi, margin * sqrt_pi
+            if draws[k]:
+                abs_diff = abs(diff)
+                a, b = draw_margin - abs_diff, -draw_margin - abs_diff
+                denom = 0.5 * erfc(-a / _SQRT_2) - 0.5 * erfc(-b / _SQRT_2)
+                pdf_a = _INV_SQRT_2PI * exp(-(a**2 / 2))
+                pdf_b = _INV_SQRT_2PI * exp(-(b**2 / 2))
+                v_abs = ((pdf_b - pdf_a) / denom) if denom else a
+                v = v_abs * (-1 if diff < 0 else +1)
+                if not denom:
+                    raise trueskill._floating_point_error(env)
+                w = (v_abs**2) + (a * pdf_a - b * pdf_b) / denom
+            else:
+                x = diff - draw_margin
+                denom = 0.5 * erfc(-x / _SQRT_2)
+                v = ((_INV_SQRT_2PI * exp(-(x**2 / 2))) / denom) if denom else -x
+                w = v * (v + x)
+                if not 0 < w < 1:
+                    raise trueskill._floating_point_error(env)
+            denom = 1.0 - w
+            pi, tau = div_pi / denom, (div_tau + sqrt_pi * v) / denom
+            dt_pi[k] = (pi + dt_pi[k]) - d_pi_k
+            dt_tau[k] = (tau + dt_tau[k]) - d_tau_k
+            pi_delta = abs(d_pi_k - pi)
+            delta = 0.0 if pi_delta == inf else max(abs(d_tau_k - tau), sqrt(pi_delta))
+            d_pi[k], d_tau[k] = pi, tau
+            # diff_up(k, index)
+            m_pi, m_tau = pi - dd_pi[k], tau - dd_tau[k]
+            if index == 0:
+                o_pi, o_tau = t_pi[k + 1] - left_pi[k + 1], t_tau[k + 1] - left_tau[k + 1]
+                coeff = 1.0
+            else:
+                o_pi, o_tau = t_pi[k] - right_pi[k], t_tau[k] - right_tau[k]
+                coeff = -1.0
+            if m_pi and o_pi:
+                if index == 0:  # 1.0 * d + 1.0 * t[k + 1]
+                    mu = 0 + 1.0 * (m_tau / m_pi)
+                    pi_inv = 0 + 1.0 / m_pi
+                    mu += 1.0 * (o_tau / o_pi)
+                    if pi_inv != inf:
+                        pi_inv += 1.0 / o_pi
+                else:  # 1.0 * t[k] - 1.0 * d
+                    mu = 0 + 1.0 * (o_tau / o_pi)
+                    pi_inv = 0 + 1.0 / o_pi
+                    mu += -1.0 * (m_tau / m_pi)
+                    if pi_inv != inf:
+                        pi_inv += 1.0 / m_pi
+                pi = 1.0 / pi_inv
+                tau = pi * mu
+            elif index == 0:
+                pi, tau = _sum2(1.0, m_pi, m_tau, 1.0, o_pi, o_tau)
+            else:
+                pi, tau = _sum2(1.0, o_pi, o_tau, -1.0, m_pi, m_tau)
+            del coeff
+            if index == 0:
+                t_pi[k] = (t_pi[k] - right_pi[k]) + pi
+                t_tau[k] = (t_tau[k] - right_tau[k]) + tau
+                right_pi[k], right_tau[k] = pi, tau
+            else:
+                t_pi[k + 1] = (t_pi[k + 1] - left_pi[k + 1]) + pi
+                t_tau[k + 1] = (t_tau[k + 1] - left_tau[k + 1]) + tau
+                left_pi[k + 1], left_tau[k + 1] = pi, tau
+            return delta
+
+    for _ in range(10):
+        if pairs == 1:
+            diff_down(0)
+            delta: float = truncate_up(0)
+        else:
+            delta = 0
+            for k in range(pairs - 1):
+                delta = max(delta, step(k, 1))
+            for k in range(pairs - 1, 0, -1):
+                delta = max(delta, step(k, 0))
+        if delta <= trueskill.DELTA:
+            break
+    diff_up(0, 0)
+    diff_up(pairs - 1, 1)
+    rated: list[trueskill.Rating | None] = [None] * n
+    for place, i in enumerate(order):
+        # performance <- team performance, skill <- performance (the "black arrows")
+        pi, tau = _sum(((1.0, t_pi[place] - ts_pi[place], t_tau[place] - ts_tau[place]),))
+        perf_pi, perf_tau = p_pi[place] + pi, p_tau[place] + tau
+        msg_pi, msg_tau = perf_pi - pl_pi[place], perf_tau - pl_tau[place]
+        a = 1.0 / (1.0 + beta2 * msg_pi)
+        skill_pi, skill_tau = r_pi[place] + a * msg_pi, r_tau[place] + a * msg_tau
+        mu = float(_mean(skill_pi, skill_tau))
+        sigma = float(math.sqrt(1 / skill_pi) if skill_pi else math.inf)
+        if sigma == 0:
+            raise ValueError("sigma**2 should be greater than 0")
+        rating = rated[i] = trueskill.Rating.__new__(trueskill.Rating)
+        rating.pi = sigma**-2  # as Rating(mu, sigma) sets them
+        rating.tau = rating.pi * mu
+    return rated  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- order-free ratings

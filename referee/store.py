@@ -612,6 +612,7 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
     faults: dict[str, Counter[str]] = defaultdict(Counter)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     order = list(dict.fromkeys(names))
+    seen = set(order)
     for record in records:
         game_rounds = _game_rounds(record.stats)
         faulted_seats = {fault.seat for fault in record.faults}
@@ -619,7 +620,8 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
             if 0 <= fault.seat < len(record.seats):
                 faults[record.seats[fault.seat]][fault.status.value] += 1
         for seat, name in enumerate(record.seats):
-            if name not in order:
+            if name not in seen:
+                seen.add(name)
                 order.append(name)
             games[name] += 1
             points[name] += record.totals[seat]
@@ -627,7 +629,9 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
             ranks[name][record.ranks[seat]] += 1
             wins[name] += record.ranks[seat] == 1
             faulted[name] += seat in faulted_seats
-            counts[name].update(_seat_counts(record.stats, seat))
+            bucket = counts[name]
+            for key, value in _seat_counts(record.stats, seat).items():
+                bucket[key] += value
     return {
         name: BotAggregate(
             name=name,

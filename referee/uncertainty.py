@@ -7,6 +7,7 @@
   deals every game is its own unit). Deterministic: no random numbers.
 - :func:`superiority`: the likelihood of superiority of every pair from the rating posterior,
   P(skill_a > skill_b) = Phi((mu_a - mu_b) / sqrt(sigma_a^2 + sigma_b^2)).
+- :func:`superiority_next`: the same for adjacent bots of a ranking only.
 - :func:`tiers`: bots in ranking order, adjacent bots whose order is not settled (LOS below
   the threshold) share a tier.
 - :func:`games_to_separate`: a rough count of more games after which an adjacent pair would be
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -26,6 +28,7 @@ __all__ = [
     "games_to_separate",
     "points_intervals",
     "superiority",
+    "superiority_next",
     "tiers",
 ]
 
@@ -94,6 +97,19 @@ def superiority(
                 p = 1.0 if mu_a > mu_b else 0.0 if mu_a < mu_b else 0.5
             table[a][b] = p
             table[b][a] = 1.0 - p
+    return table
+
+
+def superiority_next(
+    ratings: Mapping[str, tuple[float, float]], order: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """:func:`superiority` of the adjacent pairs of ``order`` only (the same values): what
+    :func:`tiers` and a ranking's "better than the next" need, in linear time."""
+    table: dict[str, dict[str, float]] = {name: {} for name in order}
+    for a, b in itertools.pairwise(order):
+        pair = superiority({a: ratings[a], b: ratings[b]}, (a, b))
+        table[a][b] = pair[a][b]
+        table[b][a] = pair[b][a]
     return table
 
 

@@ -848,3 +848,137 @@ class TestScale:
         publish(out)
         assert json.loads((out / "leaderboard.json").read_text()) == reference
         assert json.loads(cache_file.read_text()) == cache
+
+
+#: the games tables' and opponents tables' rows as the templates wrote them before the rows
+#: were rendered in Python (publish._GameRows, publish._opponent_row)
+_GAME_ROW_TEMPLATE = """  {% for g in games %}
+    <tr>
+      <td data-value="{{ g.canonical }}">{{ g.canonical }}</td>
+      <td class="text" data-value="{{ g.match_id }}">{{ g.match_id }} #{{ g.game_index }}</td>
+      <td data-value="{{ g.seed if g.seed is not none else '' }}">{{ g.seed if g.seed is not none else "–" }}</td>
+      <td class="text" data-value="{{ g.players[0].name if g.players else '' }}">
+        {% for p in g.players %}<a href="{{ root }}bots/{{ p.slug }}.html"{% if p.rank == 1 %} class="winner"{% endif %}>{{ p.name }}</a> {{ p.total }} ({{ p.rank }}){% if p.faults %} <span class="tag bad">{{ p.faults }} fault{{ "s" if p.faults != 1 }}</span>{% endif %}{% if not loop.last %} · {% endif %}{% endfor %}
+      </td>
+      <td data-value="{{ g.faults }}"{% if g.faults %} class="neg"{% endif %}>{{ g.faults }}</td>
+      <td class="text" data-value="{{ 1 if g.replay else 0 }}">{% if g.replay %}<a href="{{ root }}replay.html?game={{ g.id }}">replay</a>{% else %}<span class="muted">–</span>{% endif %}</td>
+    </tr>
+  {% endfor %}
+"""  # noqa: E501
+_OPPONENT_ROW_TEMPLATE = """      {% for o in opponents %}
+        <tr><td class="text" data-value="{{ o.name }}"><a href="{{ o.slug }}.html">{{ o.name }}</a></td>
+          <td data-value="{{ o.games }}">{{ o.games }}</td><td data-value="{{ o.ahead }}">{{ o.ahead }}</td><td data-value="{{ o.behind }}">{{ o.behind }}</td>
+          <td data-value="{{ o.position }}" class="{{ 'pos' if o.position > 0 else ('neg' if o.position < 0 else '') }}">{{ "%+.2f" | format(o.position) }}</td>
+          <td data-value="{{ o.points }}" class="{{ 'pos' if o.points > 0 else ('neg' if o.points < 0 else '') }}">{{ "%+.1f" | format(o.points) }}</td></tr>
+      {% endfor %}
+"""  # noqa: E501
+
+
+def _old_template(text: str):
+    import jinja2
+
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    return env.from_string(text)
+
+
+class TestRows:
+    NAMES = ("plain", 'q<"&\'>', "ünï code", "x")
+
+    def games(self, reveal: bool) -> list[dict]:
+        rng = random.Random(2)
+        stored = []
+        for index in range(40):
+            seats = tuple(rng.sample(self.NAMES, rng.randint(2, 4)))
+            totals = tuple(rng.randint(-9, 9) for _ in seats)
+            faults = tuple(
+                Fault(rng.randrange(len(seats)), FaultStatus.TIMEOUT, "late")
+                for _ in range(rng.choice([0, 0, 1, 2, 3]))
+            )
+            record = GameRecord(
+                f"m<{index}>", index % 3, rng.getrandbits(64), seats, totals,
+                competition_ranks(totals), faults,
+            )  # fmt: skip
+            stored.append(StoredGame(index, index, record))
+        slugs = unique_slugs(self.NAMES)
+        replays = [game_id(s.record.match_id, s.record.game_index) for s in stored[::2]]
+        return publish_module.game_rows(stored, slugs, replays, reveal=reveal)
+
+    @pytest.mark.parametrize("reveal", [False, True])
+    @pytest.mark.parametrize("root", ["", "../"])
+    def test_game_rows_are_the_former_template(self, reveal: bool, root: str) -> None:
+        """A games-table row rendered in Python is byte for byte the former template's (names
+        that need escaping, seeds hidden and shown, faults, with and without a replay)."""
+        games = self.games(reveal)
+        expected = _old_template(_GAME_ROW_TEMPLATE).render(games=games, root=root)
+        rows = publish_module._GameRows()
+        assert "".join(rows(g, root) + "\n" for g in games) == expected
+        assert rows(games[0], root) is rows(games[0], root)  # rendered once
+
+    def test_opponent_rows_are_the_former_template(self) -> None:
+        """An opponents-table row rendered in Python is byte for byte the former template's."""
+        rng = random.Random(5)
+        opponents = [
+            {
+                "name": name,
+                "slug": slugify(name),
+                "games": rng.randint(1, 50),
+                "ahead": rng.randint(0, 9),
+                "behind": rng.randint(0, 9),
+                "position": round(rng.uniform(-2, 2), 3) if i else 0.0,
+                "points": round(rng.uniform(-9, 9), 3) if i != 1 else 0.0,
+            }
+            for i, name in enumerate(self.NAMES * 3)
+        ]
+        expected = _old_template(_OPPONENT_ROW_TEMPLATE).render(opponents=opponents)
+        assert "".join(publish_module._opponent_row(o) + "\n" for o in opponents) == expected
+
+
+class TestLargeLeague:
+    def test_superiority_matrix_holds_the_best_bots(self) -> None:
+        """With more than 100 bots (docs/LEADERBOARD.md) the matrix of leaderboard.json holds
+        the 100 best only (every pair among them), and P(> next) is there for every bot."""
+        rng = random.Random(8)
+        names = [f"b{i:03d}" for i in range(120)]
+        games = [("".join(rng.sample(names, 4)), (3, 2, 1, 0)) for _ in range(10)]
+        records = [
+            GameRecord(f"m{i}", 0, i, tuple(seats), totals, competition_ranks(totals))
+            for i, (seats, totals) in enumerate((rng.sample(names, 4), t) for _, t in games)
+        ]
+        tournament = Tournament(
+            name="big",
+            game="oh-seven",
+            seed=None,
+            config={},
+            bots=tuple(names),
+            games=tuple(StoredGame(i, i, r) for i, r in enumerate(records)),
+            games_total=len(records),
+        )
+        board = leaderboard(tournament)
+        best = [row["name"] for row in board["bots"][:100]]
+        assert list(board["superiority"]) == best
+        assert all(set(row) == set(best) - {name} for name, row in board["superiority"].items())
+        assert all(row["superiority_next"] is not None for row in board["bots"][:-1])
+
+    def test_shared_place_names_a_few_of_its_tier(self, tmp_path: Path) -> None:
+        """A tier of many bots names 10 of the others in the index's tooltip, then how many
+        more (every row naming them all grew with the square of the tier)."""
+        names = [f"bot{i:02d}" for i in range(16)]
+        record = GameRecord("m0", 0, 1, tuple(names[:2]), (1, 1), (1, 1))
+        with Store.open(tmp_path) as store:
+            store.setup(
+                digest="d",
+                config={"name": "t", "bots": [{"name": name} for name in names]},
+                secret_fingerprint="f",
+                matches=[(0, "m0", names[:2], 0, 1)],
+            )
+            store.add_game(0, 0, record)
+            store.finish_match(0)
+        publish(tmp_path)
+        board = json.loads((tmp_path / "leaderboard.json").read_text())
+        row = board["bots"][0]
+        assert len(row["tied_with"]) == len(names) - 1  # the JSON names them all
+        index = (tmp_path / "index.html").read_text()
+        shown = ", ".join(row["tied_with"][:10])
+        assert f'title="tier 1, tied with {shown} and 5 more"' in index

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from ohseven.referee.ratings import (
     DRAW_PROBABILITY,
     Ratings,
+    free_for_all,
     game_ranks,
+    make_env,
     order_free,
     order_free_table,
     rate_games,
@@ -109,6 +111,65 @@ class TestRatings:
             assert "'z'" in str(error)
         else:
             raise AssertionError("accepted an unknown bot")
+
+
+class TestFreeForAll:
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.sampled_from([OH_SEVEN, OH_HELL, "tau0"]),
+        st.lists(
+            st.tuples(st.floats(-20, 70), st.floats(0.05, 9), st.integers(0, 8)),
+            min_size=2,
+            max_size=9,
+        ),
+    )
+    def test_same_numbers_as_the_library(self, game, players) -> None:
+        """free_for_all gives the library's env.rate bit for bit (pi and tau), ties and
+        FloatingPointError included, for 2 to 9 one-bot teams."""
+        env = trueskill.TrueSkill(tau=0, backend=None) if game == "tau0" else make_env(game)
+        ratings = [trueskill.Rating(mu, sigma) for mu, sigma, _ in players]
+        ranks = [rank % len(players) for _, _, rank in players]
+        try:
+            expected = [group[0] for group in env.rate([(r,) for r in ratings], ranks=ranks)]
+        except FloatingPointError:
+            with pytest.raises(FloatingPointError):
+                free_for_all(env, ratings, ranks)
+            return
+        got = free_for_all(env, ratings, ranks)
+        assert [(r.pi, r.tau) for r in got] == [(r.pi, r.tau) for r in expected]
+
+    def test_other_backend_same_numbers(self) -> None:
+        """With another backend (scipy's cdf and pdf) the generic path matches the library."""
+        env = trueskill.TrueSkill(draw_probability=0.2, backend="scipy")
+        ratings = [trueskill.Rating(25 + i, 8 - i) for i in range(5)]
+        ranks = [2, 0, 2, 1, 4]
+        expected = [group[0] for group in env.rate([(r,) for r in ratings], ranks=ranks)]
+        got = free_for_all(env, ratings, ranks)
+        assert [(r.pi, r.tau) for r in got] == [(r.pi, r.tau) for r in expected]
+
+    def test_rate_games_is_the_library_in_canonical_order(self) -> None:
+        """Ratings.apply over 300 real-looking games equals env.rate applied game by game."""
+        rng = random.Random(4)
+        env = make_env(OH_SEVEN)
+        expected = {name: env.create_rating() for name in "abcdefgh"}
+        records = []
+        for index in range(300):
+            seats = rng.sample("abcdefgh", rng.randint(2, 6))
+            totals = tuple(rng.randint(-5, 5) for _ in seats)
+            records.append(record(seats, totals, index=index))
+            ranks = [rank - 1 for rank in competition_ranks(totals)]
+            rated = env.rate([(expected[name],) for name in seats], ranks=ranks)
+            for name, (rating,) in zip(seats, rated, strict=True):
+                expected[name] = rating
+        got = rate_games(OH_SEVEN, "abcdefgh", records).ratings
+        assert {n: (r.pi, r.tau) for n, r in got.items()} == {
+            n: (r.pi, r.tau) for n, r in expected.items()
+        }
+
+    def test_needs_two_teams(self) -> None:
+        """One rating is refused as the library refuses it."""
+        with pytest.raises(ValueError, match="multiple"):
+            free_for_all(make_env(OH_SEVEN), [trueskill.Rating()], [0])
 
 
 class TestDrawProbability:

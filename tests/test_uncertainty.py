@@ -12,6 +12,7 @@ from ohseven.referee.uncertainty import (
     games_to_separate,
     points_intervals,
     superiority,
+    superiority_next,
     tiers,
 )
 
@@ -91,6 +92,27 @@ class TestSuperiority:
     def test_equal_ratings_are_even(self) -> None:
         """Two bots with the same posterior are each better with probability 1/2."""
         assert superiority({"a": (25.0, 1.0), "b": (25.0, 1.0)})["a"]["b"] == 0.5
+
+
+    @settings(max_examples=50, deadline=None)
+    @given(
+        st.dictionaries(
+            st.text(min_size=1, max_size=3),
+            st.tuples(st.floats(0, 50), st.floats(0.01, 10)),
+            min_size=2,
+            max_size=12,
+        )
+    )
+    def test_adjacent_pairs_are_the_full_tables(self, ratings) -> None:
+        """superiority_next holds exactly the full table's values of adjacent pairs, so tiers
+        over it are the same."""
+        order = sorted(ratings, key=lambda name: -ratings[name][0])
+        full = superiority(ratings, order)
+        near = superiority_next(ratings, order)
+        for a, b in zip(order, order[1:], strict=False):
+            assert near[a][b] == full[a][b] and near[b][a] == full[b][a]
+        assert sum(len(row) for row in near.values()) == 2 * (len(order) - 1)
+        assert tiers(order, near) == tiers(order, full)
 
 
 class TestTiers:
