@@ -31,11 +31,12 @@ from typing import Any
 import attrs
 import zmq
 
+from ..core.feed import EventFeed, game_event
+from ..core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from . import cgroups
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, TimeControl
 from .replay import save_replay, to_replay
-from .rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, secret_from_seed
 from .staging import StagingError, staged_bots
@@ -357,16 +358,8 @@ def play_check(
     """Play ``check`` with the bot in ``session`` (None: fallback moves for it throughout)."""
     game = new_game(check.rules(), check.players, check.seed, stacked_decks=check.stacked)
     codec = wire.MoveCodec(game)
-    prefix = {
-        "type": "game",
-        "index": session.games if session is not None else 0,
-        "game": game.rules.game,
-        "rules": game.rules.as_dict(),
-        "players": game.players,
-        "seat": check.seat,
-        "rounds": game.rounds,
-    }
-    feed = wire.EventFeed(game, check.seat, prefix=[prefix])
+    index = session.games if session is not None else 0
+    feed = EventFeed(game, check.seat, prefix=[game_event(game, index, check.seat)])
     rng = random.Random(f"check:{check.seed}")
     fallback_rng = random.Random(f"fallback:{check.seed}")
     faults: list[Fault] = []

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from ..core.rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from . import cgroups
 from .records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
-from .rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from .sandbox import (
     MODES,
     SandboxConfig,

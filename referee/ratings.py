@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trueskill
 
+from ..core.rules import OH_HELL, OH_SEVEN, competition_ranks
 from .records import FaultStatus, GameRecord
-from .rules import OH_HELL, OH_SEVEN, competition_ranks
 
 if TYPE_CHECKING:
     import numpy as np

@@ -252,7 +252,7 @@ class TestIdentity:
         """Python bots import the SDK and the rules from inside the sandbox."""
         bot = run("imports")
         assert bot.wait(10) == 0, bot.log()
-        assert results(bot, "imported") == ["ohseven.sdk ohseven.referee.rules"]
+        assert results(bot, "imported") == ["ohseven.sdk ohseven.core.rules"]
 
 
 class TestIsolation:
