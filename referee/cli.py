@@ -3,20 +3,38 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from types import ModuleType
 
 __all__ = ["main", "build_parser"]
 
-#: subcommand -> module of ``ohseven.referee`` with ``configure(parser)`` and ``run(args) -> int``.
-COMMANDS = {
-    "simulate": "simulate",
-    "match": "match_cli",
-    "check-bot": "checkbot",
-    "tourney": "tourney",
-    "publish": "publish_cli",
-    "view": "view_cli",
-}
+#: the referee's own dependencies (the ``referee`` extra), which a bot does not need
+REFEREE_DEPENDENCIES = ("trueskill", "yaml", "rich", "jinja2", "numpy", "scipy")
+
+
+class MissingDependencyError(ImportError):
+    """The referee's dependencies are not installed (only the core and the SDK are)."""
+
+
+def commands() -> dict[str, ModuleType]:
+    """Subcommand -> the module that owns it (``configure(parser)`` and ``run(args) -> int``)."""
+    try:
+        from . import checkbot, match_cli, publish_cli, simulate, tourney, view_cli
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] in REFEREE_DEPENDENCIES:
+            raise MissingDependencyError(
+                f"ohseven-referee needs the referee's dependencies ({error.name} is missing): "
+                "pip install 'ohseven[referee]'"
+            ) from error
+        raise
+    return {
+        "simulate": simulate,
+        "match": match_cli,
+        "check-bot": checkbot,
+        "tourney": tourney,
+        "publish": publish_cli,
+        "view": view_cli,
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,13 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "simulate, match, check-bot, tourney, publish, view.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(f"ohseven.referee.{module_name}")
-        except ModuleNotFoundError as error:
-            if error.name == f"ohseven.referee.{module_name}":
-                continue
-            raise
+    for command, module in commands().items():
         doc = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
         command_parser = sub.add_parser(command, help=doc, description=module.__doc__)
         module.configure(command_parser)
@@ -41,7 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except MissingDependencyError as error:
+        print(f"ohseven-referee: {error}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()

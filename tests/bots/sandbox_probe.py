@@ -212,6 +212,12 @@ def imports():
     import ohseven.sdk
 
     result("imported", f"{ohseven.sdk.__name__} {ohseven.core.rules.__name__}")
+    try:
+        import ohseven.referee  # noqa: F401
+    except ImportError:
+        result("referee", "hidden")
+    else:
+        result("referee", "visible")
 
 
 def user_namespace():
