@@ -20,6 +20,7 @@ from .journal import (
     _seat_of_record,
     _trick_event,
 )
+from .names import SUITS
 from .options import (
     OH_HELL,
     GameResult,
@@ -298,7 +299,7 @@ class Game:
         name = self._names[card]
         if card not in self.hands[seat]:
             return f"play {name}: not in hand"
-        return f"play {name}: must follow {'CDHS'[self.trick[0] // self._ranks]}" + (
+        return f"play {name}: must follow {SUITS[self.trick[0] // self._ranks]}" + (
             " or trump" if self.rules.game == OH_HELL and self.rules["must_trump"] else ""
         )
 

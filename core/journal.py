@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .names import SUITS
 from .options import competition_ranks
 
 # -- the journal: moves and events, built only when read
@@ -72,7 +73,7 @@ def _rec_hell_deal(record: _Record, names: Sequence[str], moves: _Moves, events:
         "hand_size": size,
         "dealer": dealer,
         "trump_card": None if trump_card is None else names[trump_card],
-        "trump": None if trump_card is None else "CDHS"[trump_card // (len(names) // 4)],
+        "trump": None if trump_card is None else SUITS[trump_card // (len(names) // 4)],
     }
     hands = [sorted(deck[(s - first) % n : size * n : n]) for s in range(n)]
     _rec_deal((_rec_deal, round_event, hands), names, moves, events)

@@ -10,6 +10,7 @@ from typing import Any
 from .cards import OH_SEVEN_DECK
 from .game import Game
 from .journal import _rec_deal, _rec_decision
+from .names import SUITS
 from .options import (
     OH_SEVEN,
     OH_SEVEN_HAND,
@@ -215,7 +216,7 @@ class OhSevenGame(Game):
         self.top_seat = top_seats[0]
         self.trump = cards[self.top_seat] // 8
         self.leader = self.top_seat
-        self._emit({"type": "trump", "suit": "CDHS"[self.trump], "leader": self.leader})
+        self._emit({"type": "trump", "suit": SUITS[self.trump], "leader": self.leader})
         self.phase = _PLAY
         self.to_act = self._solo[self.leader]
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .names import OH_HELL, OH_SEVEN
+
 if TYPE_CHECKING:
     from .game import Game
 
-OH_SEVEN = "oh-seven"
-OH_HELL = "oh-hell"
 GAMES = (OH_SEVEN, OH_HELL)
 
 #: Oh-Seven card pass per round: (cards passed, +1 for left / -1 for right).

@@ -12,7 +12,12 @@ from .game import Game
 from .options import OH_SEVEN
 from .tables import _BID, _PASS
 
-__all__ = ["WireMoveError", "legal_to_wire", "move_to_wire", "move_from_wire"]
+__all__ = [
+    "WireMoveError",
+    "legal_to_wire",
+    "move_to_wire",
+    "move_from_wire",
+]
 
 
 class WireMoveError(ValueError):

@@ -25,6 +25,7 @@ import attrs
 import msgpack
 
 from ..core.cards import Deck
+from ..core.names import PROTOCOL_VERSION
 from ..core.rules import OH_HELL, Game
 from ..core.wire import legal_to_wire, move_to_wire
 from .records import FaultStatus
@@ -53,7 +54,6 @@ __all__ = [
     "shutdown_message",
 ]
 
-PROTOCOL_VERSION = 1
 #: Largest message a bot may send; larger ones are ``malformed``.
 MAX_FRAME = 64 * 1024
 #: Larger frames make ZeroMQ drop the connection before the referee sees them.

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..core.names import PROTOCOL_VERSION
 from .view import View
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "PROTOCOL_VERSION",
 ]
 
-PROTOCOL_VERSION = 1
 IDLE_SECONDS = 300.0  # no message from the referee for this long: it is gone, exit
 
 
