@@ -43,7 +43,7 @@ from .staging import StagingError, staged_bots
 
 
 def output_tail(text: str) -> str:
-    from .match_cli import output_tail as tail
+    from .bot_args import output_tail as tail
 
     return tail(text)
 
@@ -589,7 +589,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .match_cli import add_extra_path_argument, add_time_control_arguments
+    from .bot_args import add_extra_path_argument, add_time_control_arguments
 
     parser.add_argument(
         "--game",
@@ -633,8 +633,8 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .bot_args import BotArgumentError, announce_seed, bot_specs, extra_paths
     from .match import raise_fd_limit
-    from .match_cli import BotArgumentError, announce_seed, bot_specs, extra_paths
 
     raise_fd_limit()
 
