@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 
 import pyspiel
-from ohseven.referee.rules import OH_HELL, OhHellGame, Rules
+from ohseven.core.rules import OH_HELL, OhHellGame, Rules
 
 PLAYERS, RANKS, TRICKS = 4, 8, 7
 RULES = Rules.make(OH_HELL, {"hook": True, "miss_scores_tricks": True})

@@ -44,11 +44,11 @@ import time
 
 import msgpack
 import zmq
+from ohseven.core.rules import Rules
 from ohseven.referee import cgroups
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay
-from ohseven.referee.rules import Rules
 from ohseven.referee.sandbox import SandboxConfig, SandboxError, check_sandbox
 
 REQUEST = {

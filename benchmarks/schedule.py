@@ -45,9 +45,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ohseven.core.rules import competition_ranks
 from ohseven.referee.config import example_bots_dir, load_config
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
-from ohseven.referee.rules import competition_ranks
 
 MODE = "bwrap" if shutil.which("bwrap") else "unsandboxed"
 
@@ -326,8 +326,8 @@ def bench_matchmaking(root: Path, games: list[int]) -> None:
 def synthetic_store(output: Path, bots: int, games: int, replays: int, start: int = 0) -> None:
     """``games`` made-up games of a league of ``bots`` straight into SQLite (one transaction),
     4 per table; the first ``replays`` games of this batch get a replay file (one real game's)."""
+    from ohseven.core.rules import Phase, new_game
     from ohseven.referee.replay import save_replay, to_replay
-    from ohseven.referee.rules import Phase, new_game
     from ohseven.referee.stats import game_statistics
     from ohseven.referee.store import Store
 

@@ -47,8 +47,8 @@ RULES_GAME = "oh-seven"
 
 def play_templates(count: int, sizes: list[int], seed: int) -> dict[int, list[dict[str, Any]]]:
     """``count`` real games per table size, played with random legal moves."""
+    from ohseven.core.rules import Phase, new_game
     from ohseven.referee.replay import to_replay
-    from ohseven.referee.rules import Phase, new_game
     from ohseven.referee.stats import game_statistics
 
     rng = random.Random(seed)

@@ -31,18 +31,19 @@ from typing import Any
 import attrs
 import zmq
 
+from ..core.feed import EventFeed, game_event
+from ..core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from . import cgroups
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, TimeControl
 from .replay import save_replay, to_replay
-from .rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, secret_from_seed
 from .staging import StagingError, staged_bots
 
 
 def output_tail(text: str) -> str:
-    from .match_cli import output_tail as tail
+    from .bot_args import output_tail as tail
 
     return tail(text)
 
@@ -357,16 +358,8 @@ def play_check(
     """Play ``check`` with the bot in ``session`` (None: fallback moves for it throughout)."""
     game = new_game(check.rules(), check.players, check.seed, stacked_decks=check.stacked)
     codec = wire.MoveCodec(game)
-    prefix = {
-        "type": "game",
-        "index": session.games if session is not None else 0,
-        "game": game.rules.game,
-        "rules": game.rules.as_dict(),
-        "players": game.players,
-        "seat": check.seat,
-        "rounds": game.rounds,
-    }
-    feed = wire.EventFeed(game, check.seat, prefix=[prefix])
+    index = session.games if session is not None else 0
+    feed = EventFeed(game, check.seat, prefix=[game_event(game, index, check.seat)])
     rng = random.Random(f"check:{check.seed}")
     fallback_rng = random.Random(f"fallback:{check.seed}")
     faults: list[Fault] = []
@@ -596,7 +589,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .match_cli import add_extra_path_argument, add_time_control_arguments
+    from .bot_args import add_extra_path_argument, add_time_control_arguments
 
     parser.add_argument(
         "--game",
@@ -640,8 +633,8 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .bot_args import BotArgumentError, announce_seed, bot_specs, extra_paths
     from .match import raise_fd_limit
-    from .match_cli import BotArgumentError, announce_seed, bot_specs, extra_paths
 
     raise_fd_limit()
 

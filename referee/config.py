@@ -26,8 +26,8 @@ from typing import Any
 import attrs
 import yaml
 
+from ..core.rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
 from .records import BotSpec, TimeControl
-from .rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
 
 __all__ = [
     "ConfigError",

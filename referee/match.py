@@ -28,10 +28,11 @@ from typing import Any
 import attrs
 import zmq
 
+from ..core.feed import EventFeed, game_event
+from ..core.rules import OH_SEVEN, Game, Phase, Rules, RulesError, new_game
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec, TimeControl
 from .replay import save_replay, to_replay
-from .rules import OH_SEVEN, Game, Phase, Rules, RulesError, new_game
 from .sandbox import BotProcess, BotStartError, SandboxConfig
 from .stats import game_statistics
 
@@ -186,23 +187,8 @@ class _GameState:
         self.faults: list[Fault] = []
         self.rngs: dict[int, random.Random] = {}
         self.fallback_seed = spec.fallback_seed
-        rules = game.rules.as_dict()
         self.feeds = [
-            wire.EventFeed(
-                game,
-                seat,
-                prefix=[
-                    {
-                        "type": "game",
-                        "index": index,
-                        "game": game.rules.game,
-                        "rules": rules,
-                        "players": game.players,
-                        "seat": seat,
-                        "rounds": game.rounds,  # type: ignore[attr-defined]
-                    }
-                ],
-            )
+            EventFeed(game, seat, prefix=[game_event(game, index, seat)])
             for seat in range(len(seats))
         ]
 

@@ -19,16 +19,16 @@ from __future__ import annotations
 import enum
 import functools
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import msgpack
 
-from .cards import Deck
+from ..core.cards import Deck
+from ..core.names import PROTOCOL_VERSION
+from ..core.rules import OH_HELL, Game
+from ..core.wire import legal_to_wire, move_to_wire
 from .records import FaultStatus
-from .replay import move_to_wire
-from .rules import OH_HELL, Game, Phase
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -45,7 +45,6 @@ __all__ = [
     "Request",
     "Connection",
     "MoveCodec",
-    "EventFeed",
     "ProtocolStateError",
     "decode",
     "encode",
@@ -55,7 +54,6 @@ __all__ = [
     "shutdown_message",
 ]
 
-PROTOCOL_VERSION = 1
 #: Largest message a bot may send; larger ones are ``malformed``.
 MAX_FRAME = 64 * 1024
 #: Larger frames make ZeroMQ drop the connection before the referee sees them.
@@ -247,16 +245,7 @@ class MoveCodec:
 
     def legal_to_wire(self, seat: int) -> tuple[list[Any], int]:
         """The ``legal`` list and ``count`` of a request to ``seat`` now."""
-        game = self.game
-        phase = game.phase
-        if phase is Phase.PASS:
-            names = self.names
-            return [names[c] for c in game.hands[seat]], game.pass_count()
-        legal = game.legal_moves(seat)
-        if phase is Phase.BID and self.numeric_bids:
-            return list(legal), 0
-        names = self.names
-        return [names[c] for c in legal], 0
+        return legal_to_wire(self.game, seat)
 
     def move_to_wire(self, kind: str, move: Any) -> Any:
         return move_to_wire(self.game, kind, move)
@@ -294,34 +283,6 @@ class MoveCodec:
                 FaultStatus.ILLEGAL, f"{kind} {_text(wire)} is not one of {request.legal}"
             )
         return self.index[wire]
-
-
-class EventFeed:
-    """The events of ``game`` that ``seat`` may see, handed out once each, in order."""
-
-    __slots__ = ("events", "seat", "cursor", "prefix")
-
-    def __init__(self, game: Game, seat: int, prefix: Sequence[dict[str, Any]] = ()) -> None:
-        self.events = game.events
-        self.seat = seat
-        self.cursor = 0
-        self.prefix = list(prefix)
-
-    def take(self) -> list[dict[str, Any]]:
-        events = self.events
-        end = len(events)
-        out = self.prefix
-        self.prefix = []
-        seat = self.seat
-        for i in range(self.cursor, end):
-            event = events[i]
-            to = event.get("to")
-            if to is None:
-                out.append(event)
-            elif to == seat:
-                out.append({k: v for k, v in event.items() if k != "to"})
-        self.cursor = end
-        return out
 
 
 # --------------------------------------------------------------------------- connection state

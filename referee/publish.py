@@ -34,11 +34,11 @@ import jinja2
 import markupsafe
 import trueskill
 
+from ..core.rules import GAMES, OH_SEVEN
 from . import uncertainty
 from .ratings import DRAW_PROBABILITY, Ratings, game_ranks, make_env, order_free_table
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
-from .rules import GAMES, OH_SEVEN
 from .secret import SecretError, load_secret, secret_from_seed
 from .stats import combine_seat_counts
 from .stopping import META_KEY as STOPPING_KEY

@@ -27,8 +27,8 @@ import attrs
 import trueskill
 import trueskill.backends as _backends
 
+from ..core.rules import OH_HELL, OH_SEVEN, competition_ranks
 from .records import FaultStatus, GameRecord
-from .rules import OH_HELL, OH_SEVEN, competition_ranks
 
 if TYPE_CHECKING:
     import numpy as np

@@ -11,7 +11,7 @@ import enum
 
 import attrs
 
-from .rules import Rules
+from ..core.rules import Rules
 
 __all__ = [
     "Fault",

@@ -14,8 +14,9 @@ A replay is a JSON object::
 
 Moves are kept in wire form so that a replay reads well: a card is its name (``"7S"``,
 ``"TH"``), an Oh-Seven bid is a card name, an Oh Hell bid is an int, a pass is a list of card
-names. :func:`move_to_wire` and :func:`move_from_wire` convert one move; the protocol layer uses
-them too, so they are strict: a bool is not an int and a card name must name a card of the deck.
+names. :func:`~ohseven.core.wire.move_to_wire` and :func:`~ohseven.core.wire.move_from_wire`
+convert one move (the protocol layer and the SDK use them too, so they are strict: a bool is not
+an int and a card name must name a card of the deck).
 :func:`validate_replay` plays the moves through a fresh engine and raises :class:`ReplayError`
 at the first move or event that differs from the record.
 """
@@ -31,17 +32,15 @@ from typing import Any
 
 import attrs
 
-from .cards import OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
-from .rules import GAMES, OH_SEVEN, Game, RulesError, new_game
+from ..core.cards import OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
+from ..core.rules import GAMES, OH_SEVEN, Game, RulesError, new_game
+from ..core.wire import move_from_wire, move_to_wire
 
 __all__ = [
     "FORMAT",
     "VERSION",
     "KINDS",
     "ReplayError",
-    "WireMoveError",
-    "move_to_wire",
-    "move_from_wire",
     "to_replay",
     "save_replay",
     "load_replay",
@@ -56,71 +55,6 @@ KINDS = ("pass", "bid", "play")
 
 class ReplayError(ValueError):
     """A replay that is not a valid record of a game (bad shape, or moves/events that differ)."""
-
-
-class WireMoveError(ValueError):
-    """A move in wire form of the wrong type or shape for its kind."""
-
-    def __init__(self, message: str, *, kind: str, value: object) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.value = value
-
-
-# --------------------------------------------------------------------------- moves
-
-
-def move_to_wire(game: Game, kind: str, move: Any) -> Any:
-    """``move`` (engine ints) of ``kind`` in ``game`` as its wire form (card names)."""
-    names = game.deck.names
-    if kind == "play" or (kind == "bid" and game.rules.game == OH_SEVEN):
-        return names[move]
-    if kind == "bid":
-        return move
-    if kind == "pass":
-        return [names[card] for card in move]
-    raise WireMoveError(f"unknown move kind {kind!r}", kind=kind, value=move)
-
-
-def _card(game: Game, kind: str, value: object) -> int:
-    if type(value) is not str:
-        raise WireMoveError(
-            f"a {kind} must be a card name like {game.deck.names[-1]!r}, not {value!r}",
-            kind=kind,
-            value=value,
-        )
-    card = game.deck.index.get(value)
-    if card is None:
-        raise UnknownCardError(value, game.deck)
-    return card
-
-
-def move_from_wire(game: Game, kind: str, value: object) -> Any:
-    """The engine form of a wire ``value`` of ``kind``.
-
-    Raises :class:`WireMoveError` for a value of the wrong type or shape and
-    :class:`~ohseven.referee.cards.UnknownCardError` for a string that is not a card of the deck
-    (both are ``ValueError``). Legality is the engine's business, not checked here.
-    """
-    if kind == "play":
-        return _card(game, kind, value)
-    if kind == "bid":
-        if game.rules.game == OH_SEVEN:
-            return _card(game, kind, value)
-        if type(value) is not int:
-            raise WireMoveError(
-                f"an Oh Hell bid must be an integer number of tricks, not {value!r}",
-                kind=kind,
-                value=value,
-            )
-        return value
-    if kind == "pass":
-        if type(value) is not list and type(value) is not tuple:
-            raise WireMoveError(
-                f"a pass must be a list of card names, not {value!r}", kind=kind, value=value
-            )
-        return tuple(_card(game, kind, item) for item in value)
-    raise WireMoveError(f"unknown move kind {kind!r}", kind=kind, value=value)
 
 
 # --------------------------------------------------------------------------- replays

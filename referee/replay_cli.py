@@ -29,9 +29,10 @@ from typing import Any
 
 import attrs
 
+from ..core.rules import Game, RulesError
+from ..core.wire import move_from_wire
 from .records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
-from .replay import ReplayError, load_replay, move_from_wire, start_game, validate_replay
-from .rules import Game, RulesError
+from .replay import ReplayError, load_replay, start_game, validate_replay
 from .sandbox import SandboxConfig
 
 __all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "game_index", "ask"]
@@ -253,7 +254,7 @@ def _exchange(
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .match_cli import add_extra_path_argument, add_time_control_arguments
+    from .bot_args import add_extra_path_argument, add_time_control_arguments
     from .sandbox import MODES
 
     parser.add_argument("replay", metavar="REPLAY", help="a replay file (JSON)")
@@ -371,7 +372,7 @@ def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .match_cli import BotArgumentError, bot_specs, output_tail
+    from .bot_args import BotArgumentError, bot_specs, output_tail
 
     try:
         replay = load_replay(args.replay)
@@ -452,8 +453,8 @@ def _ask_bot(
     replay: dict[str, Any], decision: Decision, bot: BotSpec, args: argparse.Namespace
 ) -> tuple[Answer | None, str | None]:
     from . import cgroups
+    from .bot_args import BotArgumentError, extra_paths
     from .match import raise_fd_limit
-    from .match_cli import BotArgumentError, extra_paths
     from .sandbox import SandboxError, check_sandbox, extra_path_problem
     from .staging import StagingError, staged_bots
 

@@ -105,7 +105,8 @@ _ETC_FILES = (
 _HIDDEN_PROC = "/proc/sys/fs"
 # Runtimes with a configuration folder per version: every match of these is bound.
 _ETC_GLOBS = ("/etc/java-*", "/etc/jvm", "/etc/mono", "/etc/dotnet", "/etc/R", "/etc/php*")
-_OHSEVEN_PACKAGES = ("ohseven.sdk", "ohseven.referee", "ohseven.example_bots")
+#: what a bot sees of ohseven: the rules core and the SDK (and the example bots), no referee code
+_OHSEVEN_PACKAGES = ("ohseven.core", "ohseven.sdk", "ohseven.example_bots")
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
 _INSTALL_HINT = (

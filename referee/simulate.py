@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from .rules import GAMES, Phase, Rules, RulesError, new_game
+from ..core.rules import GAMES, Phase, Rules, RulesError, new_game
 from .stats import combine_statistics, game_statistics
 
 __all__ = ["configure", "run", "simulate"]

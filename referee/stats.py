@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .rules import OH_SEVEN, Game
+from ..core.rules import OH_SEVEN, Game
 
 __all__ = [
     "game_statistics",

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..core.names import PROTOCOL_VERSION
 from .view import View
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "PROTOCOL_VERSION",
 ]
 
-PROTOCOL_VERSION = 1
 IDLE_SECONDS = 300.0  # no message from the referee for this long: it is gone, exit
 
 
@@ -372,7 +372,7 @@ def run(
     )
     args = parser.parse_args(argv)
     if args.local:
-        from ..referee.rules import new_game
+        from ..core.rules import new_game
 
         try:
             opponent = _example_bot(args.against)
@@ -440,86 +440,40 @@ def local_game(
     """Play one game of ``bots`` (one per seat, in seat order) on the rules engine.
 
     Each bot sees exactly the events and requests the referee would send its seat. Returns the
-    engine's :class:`~ohseven.referee.rules.GameResult`. With ``strict`` an exception or an
+    engine's :class:`~ohseven.core.rules.GameResult`. With ``strict`` an exception or an
     illegal answer of a bot propagates (:class:`BotAnswerError`); without it the runner's safety
-    nets apply. ``table`` goes to :func:`~ohseven.referee.rules.new_game` (e.g. ``ranks``).
+    nets apply. ``table`` goes to :func:`~ohseven.core.rules.new_game` (e.g. ``ranks``).
     """
-    from ..referee.rules import OH_SEVEN, Phase, new_game
+    from ..core.feed import EventFeed, game_event
+    from ..core.rules import new_game
+    from ..core.wire import legal_to_wire, move_from_wire
 
     players = len(bots)
     engine = new_game(game, players, seed, options, **table)
-    deck = engine.deck
-    names = deck.names
     drivers = [
         Driver(bot, strict=strict, rng=random.Random(seed * 1000 + s)) for s, bot in enumerate(bots)
     ]
-    pending: list[list[dict[str, Any]]] = [
-        [
-            {
-                "type": "game",
-                "index": index,
-                "game": engine.rules.game,
-                "rules": engine.rules.as_dict(),
-                "players": players,
-                "seat": s,
-                "rounds": engine.rounds,
-            }
-        ]
-        for s in range(players)
-    ]
-    cursor = 0
+    feeds = [EventFeed(engine, s, prefix=[game_event(engine, index, s)]) for s in range(players)]
     request_id = 0
-
-    def flush() -> None:
-        nonlocal cursor
-        for event in engine.events[cursor:]:
-            to = event.get("to")
-            if to is None:
-                for box in pending:
-                    box.append(event)
-            else:
-                pending[to].append({k: v for k, v in event.items() if k != "to"})
-        cursor = len(engine.events)
-
-    oh_seven = engine.rules.game == OH_SEVEN
     while not engine.is_over:
-        flush()
         seat = engine.to_act[0]
-        phase = engine.phase
-        count = 0
-        if phase is Phase.PASS:
-            kind = "pass"
-            count = engine.pass_count()
-            legal: list[Any] = [names[c] for c in engine.hands[seat]]
-        elif phase is Phase.BID:
-            kind = "bid"
-            moves = engine.legal_moves(seat)
-            legal = [names[c] for c in moves] if oh_seven else list(moves)
-        else:
-            kind = "play"
-            legal = [names[c] for c in engine.legal_moves(seat)]
+        kind = engine.phase.value
+        legal, count = legal_to_wire(engine, seat)
         request_id += 1
         request = {
             "type": "request",
             "id": request_id,
             "kind": kind,
-            "events": pending[seat],
+            "events": feeds[seat].take(),
             "legal": legal,
             "count": count,
             "time_ms": time_ms,
             "bank_ms": 10 * time_ms,
         }
-        pending[seat] = []
         move = drivers[seat].decide(request)
-        if kind == "pass":
-            engine.push(seat, tuple(deck.parse(c) for c in move))
-        elif kind == "bid" and not oh_seven:
-            engine.push(seat, int(move))
-        else:
-            engine.push(seat, deck.parse(move))
-    flush()
+        engine.push(seat, move_from_wire(engine, kind, move))
     for seat, driver in enumerate(drivers):
-        driver.feed(pending[seat])
+        driver.feed(feeds[seat].take())
     return engine.result()
 
 

@@ -4,7 +4,7 @@
 everything its :class:`~ohseven.sdk.view.View` knows (hand sizes, suits a seat is out of, cards
 shown as bids or passed to a seat, two copies per card with two decks). :func:`playout` plays
 the rest of the round from a sampled deal on the referee's own engine
-(:func:`ohseven.referee.rules.position_game`) with a fast bid-aware policy for every seat, and
+(:func:`ohseven.core.rules.position_game`) with a fast bid-aware policy for every seat, and
 returns the round's points. :func:`evaluate_plays` and :func:`evaluate_bids` average playouts
 over sampled deals within a time budget.
 
@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from ..referee.cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck
-from ..referee.rules import Game, Rules, position_game
+from ..core.cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck
+from ..core.rules import Game, Rules, position_game
 from .view import OH_SEVEN, SUITS, View
 
 __all__ = [

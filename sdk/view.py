@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core.names import OH_HELL, OH_SEVEN, RANKS, SUITS
+
 __all__ = [
     "View",
     "ViewError",
@@ -30,10 +32,6 @@ __all__ = [
     "deck_names",
 ]
 
-OH_SEVEN = "oh-seven"
-OH_HELL = "oh-hell"
-SUITS = "CDHS"
-_RANKS = {OH_SEVEN: "01234567", OH_HELL: "23456789TJQKA"}
 #: a rank's number: digits are their value, then T=10, J=11, Q=12, K=13, A=14
 _RANK_VALUE = {label: i for i, label in enumerate("0123456789TJQKA")}
 
@@ -62,7 +60,7 @@ def card_key(card: str) -> tuple[int, int]:
 
 def deck_names(game: str, players: int) -> list[str]:
     """Every card of the game's deck, twice each for a two-deck Oh-Seven table (5+ players)."""
-    names = [r + s for s in SUITS for r in _RANKS[game]]
+    names = [r + s for s in SUITS for r in RANKS[game]]
     copies = 2 if game == OH_SEVEN and players >= 5 else 1
     return names * copies
 

@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from ohseven.referee.rules import Game, Phase
+from ohseven.core.rules import Game, Phase
 
 
 def play_random(game: Game, rng: random.Random, stop: Callable[[Game], bool] | None = None) -> Game:

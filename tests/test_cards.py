@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ohseven.referee.cards import OH_HELL_DECK, OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
+from ohseven.core.cards import OH_HELL_DECK, OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
 
 
 class TestDecks:

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from ohseven.core.rules import Rules
 from ohseven.referee import cgroups
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
-from ohseven.referee.rules import Rules
 from ohseven.referee.sandbox import BotProcess, Limits, SandboxConfig
 
 BOT = os.path.join(os.path.dirname(__file__), "bots", "cgroup_bot.py")

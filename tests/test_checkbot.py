@@ -8,10 +8,10 @@ import sys
 import time
 
 import pytest
+from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, new_game
 from ohseven.referee import checkbot
 from ohseven.referee.cli import main
 from ohseven.referee.replay import load_replay, validate_replay
-from ohseven.referee.rules import GAMES, OH_HELL, OH_SEVEN, new_game
 
 HERE = os.path.dirname(__file__)
 RANDOM_BOT = os.path.join(HERE, "..", "example_bots", "random_bot.py")

@@ -28,6 +28,7 @@ import pytest
 from conftest import FIXED_BOT_SOURCE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ohseven.core.rules import Rules
 from ohseven.referee.cluster import (
     ClusterError,
     ClusterPool,
@@ -38,7 +39,6 @@ from ohseven.referee.cluster import (
 from ohseven.referee.config import ConfigError, example_bots_dir, load_config, load_config_text
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec
-from ohseven.referee.rules import Rules
 from ohseven.referee.schedule import build_schedule
 from ohseven.referee.store import Store
 from ohseven.referee.tourney import (

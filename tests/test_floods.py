@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
+from ohseven.core.rules import Rules
 from ohseven.referee import match as match_module
 from ohseven.referee import protocol as wire
 from ohseven.referee.config import load_config
 from ohseven.referee.match import MAX_CONNECTIONS, play_match, raise_fd_limit
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-from ohseven.referee.rules import Rules
 from ohseven.referee.sandbox import SandboxConfig
 from ohseven.referee.store import Store
 from ohseven.referee.tourney import run_tournament
@@ -263,7 +263,7 @@ class TestBudgets:
     def test_late_replies_beyond_the_budget_are_faults(self):
         """Within one request, late replies up to the budget are discarded, the next is a fault;
         a new request starts a new budget."""
-        from ohseven.referee.rules import new_game
+        from ohseven.core.rules import new_game
 
         game = new_game(Rules.make("oh-seven"), 3, 1)
         codec = wire.MoveCodec(game)

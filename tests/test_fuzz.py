@@ -10,9 +10,9 @@ import time
 import msgpack
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from ohseven.core.rules import Game, Phase, Rules, new_game
 from ohseven.referee import protocol as wire
 from ohseven.referee.records import FaultStatus
-from ohseven.referee.rules import Game, Phase, Rules, new_game
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -20,10 +20,10 @@ import uuid
 
 import attrs
 import pytest
+from ohseven.core.rules import Rules
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, validate_replay
-from ohseven.referee.rules import Rules
 from ohseven.referee.sandbox import SandboxConfig
 
 BOTS = os.path.join(os.path.dirname(__file__), "bots")

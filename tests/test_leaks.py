@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ohseven.core.rules import Rules
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay
-from ohseven.referee.rules import Rules
 from ohseven.referee.sandbox import SandboxConfig
 
 SPY = os.path.join(os.path.dirname(__file__), "bots", "hostile_bot.py")

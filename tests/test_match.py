@@ -8,10 +8,10 @@ import time
 
 import attrs
 import pytest
+from ohseven.core.rules import Rules, competition_ranks
 from ohseven.referee.match import MatchSpecError, play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, validate_replay
-from ohseven.referee.rules import Rules, competition_ranks
 from ohseven.referee.sandbox import SandboxConfig
 
 BOT = os.path.join(os.path.dirname(__file__), "bots", "match_bot.py")

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 import pytest
-from ohseven.referee.match_cli import bot_specs, game_seeds, rotating_seatings
+from ohseven.referee.match_cli import game_seeds, rotating_seatings
 
 BOT = os.path.join(os.path.dirname(__file__), "bots", "match_bot.py")
 
@@ -108,18 +108,6 @@ class TestBadInput:
 
 
 class TestHelpers:
-    def test_names(self):
-        """Bots are named by file stem without _bot, duplicates numbered."""
-        specs = bot_specs([BOT, BOT, f"{sys.executable} {BOT} crash"])
-        assert [s.name for s in specs] == ["match", "match#2", "match#3"]
-        assert specs[0].command == (sys.executable, os.path.abspath(BOT))
-        assert specs[2].command == (sys.executable, BOT, "crash")
-
-    def test_a_script_with_arguments_runs_with_our_python(self):
-        """A quoted `.py` bot with arguments runs with the referee's Python, not its shebang."""
-        (spec,) = bot_specs([f"{BOT} crash 5"])
-        assert spec.command == (sys.executable, os.path.abspath(BOT), "crash", "5")
-
     def test_seatings_rotate(self):
         """In game g seat s holds bot (s + g) mod n."""
         assert rotating_seatings(3, 4) == ((0, 1, 2), (1, 2, 0), (2, 0, 1), (0, 1, 2))

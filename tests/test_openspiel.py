@@ -33,7 +33,7 @@ import random
 
 import pyspiel
 import pytest
-from ohseven.referee.rules import OhHellGame, Phase
+from ohseven.core.rules import OhHellGame, Phase
 
 OS_SUITS = "CDSH"  # OpenSpiel's suit order
 OUR_SUITS = "CDHS"

@@ -8,9 +8,9 @@ import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ohseven.core.rules import Phase, new_game
 from ohseven.referee import protocol as wire
 from ohseven.referee.records import FaultStatus
-from ohseven.referee.rules import Phase, new_game
 
 
 def pack(message: object) -> bytes:
@@ -414,38 +414,3 @@ class TestMoveCodec:
         assert request.legal == [0, 1]
         assert wire.MoveCodec(hell).move_from_wire(request, True).status is FaultStatus.MALFORMED
         assert wire.MoveCodec(hell).move_from_wire(request, 2).status is FaultStatus.ILLEGAL
-
-
-class TestEventFeed:
-    @settings(max_examples=20, deadline=None)
-    @given(st.integers(2, 9), st.integers(0, 2**32), st.booleans())
-    def test_each_seat_sees_its_share(self, players, seed, passing):
-        """Each seat gets every public event and only its own private ones, in order, once."""
-        game = new_game("oh-seven", players, seed, {"passing": passing})
-        feeds = [wire.EventFeed(game, s) for s in range(players)]
-        seen: list[list[dict]] = [[] for _ in range(players)]
-        rng = random.Random(seed)
-        while not game.is_over:
-            seat = rng.choice(range(players))
-            seen[seat].extend(feeds[seat].take())
-            for actor in game.to_act:
-                game.push(actor, rng.choice(list(game.legal_moves(actor))))
-                break
-        for seat in range(players):
-            seen[seat].extend(feeds[seat].take())
-            expected = [
-                {k: v for k, v in e.items() if k != "to"}
-                for e in game.events
-                if e.get("to", seat) == seat
-            ]
-            assert seen[seat] == expected
-            assert all("to" not in e for e in seen[seat])
-            assert feeds[seat].take() == []
-
-    def test_prefix_first(self):
-        """The prefix events come before the game's own events."""
-        game = new_game("oh-hell", 3, 2)
-        feed = wire.EventFeed(game, 1, prefix=[{"type": "game", "seat": 1}])
-        events = feed.take()
-        assert events[0] == {"type": "game", "seat": 1}
-        assert events[1]["type"] == "round"

@@ -23,6 +23,7 @@ import pytest
 from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ohseven.core.rules import competition_ranks, new_game
 from ohseven.referee import publish as publish_module
 from ohseven.referee.publish import (
     LEADERBOARD_FORMAT,
@@ -53,7 +54,6 @@ from ohseven.referee.publish import (
 from ohseven.referee.ratings import game_ranks, order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
-from ohseven.referee.rules import competition_ranks, new_game
 from ohseven.referee.secret import derive_seed
 from ohseven.referee.stats import game_statistics
 from ohseven.referee.store import Store, StoredGame

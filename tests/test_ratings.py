@@ -9,6 +9,7 @@ import pytest
 import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ohseven.core.rules import OH_HELL, OH_SEVEN, competition_ranks, new_game
 from ohseven.referee.ratings import (
     DRAW_PROBABILITY,
     Ratings,
@@ -20,7 +21,6 @@ from ohseven.referee.ratings import (
     rate_games,
 )
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
-from ohseven.referee.rules import OH_HELL, OH_SEVEN, competition_ranks, new_game
 from ohseven.referee.tourney import Leaderboard
 
 NAMES = ("a", "b", "c", "d")

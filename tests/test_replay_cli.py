@@ -18,12 +18,12 @@ from pathlib import Path
 import attrs
 import pytest
 from conftest import play_random
+from ohseven.core.rules import OH_HELL, OH_SEVEN, Rules, new_game
 from ohseven.referee.match import play_match
 from ohseven.referee.match_cli import bot_specs, game_seeds, rotating_seatings
 from ohseven.referee.records import MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, save_replay, to_replay
 from ohseven.referee.replay_cli import decisions, game_index
-from ohseven.referee.rules import OH_HELL, OH_SEVEN, Rules, new_game
 from ohseven.referee.sandbox import SandboxConfig
 from ohseven.referee.staging import staged_bots
 

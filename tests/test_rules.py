@@ -20,8 +20,8 @@ import pytest
 from conftest import play_random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ohseven.referee.cards import OH_HELL_DECK, OH_SEVEN_DECK
-from ohseven.referee.rules import (
+from ohseven.core.cards import OH_HELL_DECK, OH_SEVEN_DECK
+from ohseven.core.rules import (
     IllegalMoveError,
     InvalidPositionError,
     InvalidRulesError,

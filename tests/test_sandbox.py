@@ -252,7 +252,13 @@ class TestIdentity:
         """Python bots import the SDK and the rules from inside the sandbox."""
         bot = run("imports")
         assert bot.wait(10) == 0, bot.log()
-        assert results(bot, "imported") == ["ohseven.sdk ohseven.referee.rules"]
+        assert results(bot, "imported") == ["ohseven.sdk ohseven.core.rules"]
+
+    def test_no_referee_code_in_the_sandbox(self, run):
+        """The sandbox shows a bot the rules core and the SDK, not the referee's package."""
+        bot = run("imports")
+        assert bot.wait(10) == 0, bot.log()
+        assert results(bot, "referee") == ["hidden"]
 
 
 class TestIsolation:

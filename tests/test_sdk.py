@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from ohseven.core.rules import Rules, competition_ranks
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-from ohseven.referee.rules import Rules, competition_ranks
 from ohseven.referee.sandbox import SandboxConfig
 from ohseven.sdk import Bot, BotAnswerError, Driver, local_game, local_match
 

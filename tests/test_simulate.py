@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ohseven.referee.rules import Rules
+from ohseven.core.rules import Rules
 from ohseven.referee.simulate import simulate
 
 

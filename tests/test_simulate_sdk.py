@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ohseven.referee.rules import OH_SEVEN, Phase, new_game
+from ohseven.core.rules import OH_SEVEN, Phase, new_game
 from ohseven.sdk import View, evaluate_bids, evaluate_plays, playout, sample_hands
 from ohseven.sdk.simulate import SampleError, _exact
 

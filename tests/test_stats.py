@@ -9,9 +9,9 @@ import pytest
 from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ohseven.referee.cards import OH_SEVEN_DECK
+from ohseven.core.cards import OH_SEVEN_DECK
+from ohseven.core.rules import OhHellGame, OhSevenGame, new_game
 from ohseven.referee.replay import to_replay
-from ohseven.referee.rules import OhHellGame, OhSevenGame, new_game
 from ohseven.referee.stats import (
     combine_seat_counts,
     combine_statistics,

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from ohseven.core.rules import competition_ranks
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
-from ohseven.referee.rules import competition_ranks
 from ohseven.referee.store import DB_NAME, Store, StoreError, aggregate
 
 MATCHES = [(0, "m00000", ("a", "b"), 0, 2), (1, "m00001", ("a", "c"), 2, 2)]
@@ -160,7 +160,7 @@ class TestAggregates:
         """Aggregates read stats.game_statistics: fill + overflow + underfill rates sum to 1."""
         import random
 
-        from ohseven.referee.rules import new_game
+        from ohseven.core.rules import new_game
         from ohseven.referee.stats import game_statistics
 
         engine = new_game("oh-seven", 2, 9)

@@ -6,8 +6,8 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ohseven.core.rules import competition_ranks
 from ohseven.referee.records import GameRecord
-from ohseven.referee.rules import competition_ranks
 from ohseven.referee.uncertainty import (
     games_to_separate,
     points_intervals,

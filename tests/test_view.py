@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from ohseven.referee.protocol import EventFeed, MoveCodec
-from ohseven.referee.rules import Phase, new_game
+from ohseven.core.feed import EventFeed
+from ohseven.core.rules import Phase, new_game
+from ohseven.referee.protocol import MoveCodec
 from ohseven.sdk.view import View, ViewError, card_key, deck_names, rank, suit
 
 

@@ -208,10 +208,16 @@ def zmq_hello(endpoint):
 
 
 def imports():
-    import ohseven.referee.rules
+    import ohseven.core.rules
     import ohseven.sdk
 
-    result("imported", f"{ohseven.sdk.__name__} {ohseven.referee.rules.__name__}")
+    result("imported", f"{ohseven.sdk.__name__} {ohseven.core.rules.__name__}")
+    try:
+        import ohseven.referee  # noqa: F401
+    except ImportError:
+        result("referee", "hidden")
+    else:
+        result("referee", "visible")
 
 
 def user_namespace():

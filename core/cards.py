@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import attrs
 
+from .names import OH_HELL_RANKS, OH_SEVEN_RANKS, SUITS
+
 __all__ = ["SUITS", "Deck", "OH_SEVEN_DECK", "OH_HELL_DECK", "UnknownCardError"]
 
-SUITS = "CDHS"
-_OH_HELL_RANKS = "23456789TJQKA"
 
 
 class UnknownCardError(ValueError):
@@ -64,8 +64,8 @@ class Deck:
             raise UnknownCardError(name, self) from None
 
 
-OH_SEVEN_DECK = Deck("oh-seven", 8, "01234567")
-OH_HELL_DECK = Deck("oh-hell", 13, _OH_HELL_RANKS)
+OH_SEVEN_DECK = Deck("oh-seven", 8, OH_SEVEN_RANKS)
+OH_HELL_DECK = Deck("oh-hell", 13, OH_HELL_RANKS)
 
 
 def oh_hell_deck(ranks: int = 13) -> Deck:
@@ -74,4 +74,4 @@ def oh_hell_deck(ranks: int = 13) -> Deck:
         return OH_HELL_DECK
     if not 1 <= ranks <= 13:
         raise ValueError(f"an Oh Hell deck has 1..13 ranks per suit, not {ranks}")
-    return Deck(f"oh-hell-{ranks * 4}", ranks, _OH_HELL_RANKS[13 - ranks :])
+    return Deck(f"oh-hell-{ranks * 4}", ranks, OH_HELL_RANKS[13 - ranks :])
