@@ -21,7 +21,7 @@ seats rotating from deal to deal. The script prints, for Oh-Seven (default rules
    (between-deal variance over total, from a one-way variance decomposition) bounds the
    ``rho^2`` of *every* baseline that is a function of the cards dealt: with the cards the only
    chance events of the game, that includes AIVAT's per-chance-event corrections. The best
-   possible SE ratio is ``sqrt(1 - share)``.
+   possible SE ratio is ``sqrt(1 - share)``; the share's 90% interval is a bootstrap over deals.
 3. **Baselines**, each per bot as the SE ratio (adjusted over raw, first replay of each deal),
    and ``rho`` (within bots, pooled):
 
@@ -37,7 +37,9 @@ seats rotating from deal to deal. The script prints, for Oh-Seven (default rules
      reference in every seat, the other seats' cards dealt again at random each time;
    - ``features``: a least-squares fit of a seat's points on a deal to features of its hand
      (cards by rank, longest suit, Oh Hell: trumps by rank and the hand size), cross-fitted
-     (ten folds by deal: no game is predicted by a fit it took part in);
+     (ten folds by deal: no game is predicted by a fit it took part in), pooled over the bots;
+   - ``features-bot``: the same fitted to each bot's own seats (its cross-fitted predictions
+     centred on the population's deals, so only their spread enters);
    - ``all``: every baseline above together, the same cross-fitted regression.
 
 It prints each baseline's CPU time per game against the games' own::
@@ -269,13 +271,21 @@ def adjust(
     return float(x @ y / (x @ x * (y @ y)) ** 0.5), points - beta * baseline
 
 
-def deal_share(values: dict[int, list[float]]) -> float:
-    """The share of the variance between deals (one-way random effects, ``R`` replays each)."""
-    rows = [v for v in values.values() if len(v) > 1]
-    replays = statistics.fmean(len(v) for v in rows)
-    within = statistics.fmean(statistics.variance(v) for v in rows)
-    between = statistics.variance([statistics.fmean(v) for v in rows]) - within / replays
-    return max(0.0, between) / (max(0.0, between) + within)
+def deal_share(values: dict[int, list[float]], draws: int = 2000) -> tuple[float, float, float]:
+    """The share of the variance between deals (one-way random effects, ``R`` replays of each
+    deal), and its 90% bootstrap interval (deals resampled)."""
+    table = np.array(list(values.values()), dtype=float)  # deals x replays
+
+    def share(rows: np.ndarray) -> np.ndarray:  # rows: (..., deals, replays)
+        within = rows.var(axis=-1, ddof=1).mean(axis=-1)
+        between = rows.mean(axis=-1).var(axis=-1, ddof=1) - within / rows.shape[-1]
+        between = np.maximum(0.0, between)
+        return between / (between + within)
+
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(table), size=(draws, len(table)))
+    low, high = np.quantile(share(table[picks]), [0.05, 0.95])
+    return float(share(table)), float(low), float(high)
 
 
 # --------------------------------------------------------------------------- the run
@@ -440,9 +450,9 @@ def run(game: str, args: argparse.Namespace) -> None:
     ceiling = {name: deal_share(replayed[name]) for name in names}
     print(
         f"  {'ceiling':16} {'':>6}  "
-        + "  ".join(f"{name} {(1 - ceiling[name]) ** 0.5:.3f}" for name in names)
-        + "  (deal's share of the variance: "
-        + ", ".join(f"{ceiling[n]:.2f}" for n in names)
+        + "  ".join(f"{name} {(1 - ceiling[name][0]) ** 0.5:.3f}" for name in names)
+        + "\n  (the deal's share of a seat's variance, 90% interval: "
+        + ", ".join(f"{n} {c[0]:.2f} [{c[1]:.2f}, {c[2]:.2f}]" for n, c in ceiling.items())
         + ")"
     )
     for label, baseline in table.items():
