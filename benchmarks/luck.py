@@ -19,8 +19,9 @@ seats rotating from deal to deal. The script prints, for Oh-Seven (default rules
 2. **The ceiling.** Every deal is played ``--replays`` times by the same bots in the same seats
    with fresh randomness for the bots. The share of a seat's variance that the deal explains
    (between-deal variance over total, from a one-way variance decomposition) bounds the
-   ``rho^2`` of *every* baseline that is a function of the cards dealt: with the cards the only
-   chance events of the game, that includes AIVAT's per-chance-event corrections. The best
+   ``rho^2`` of *every* baseline that is a function of the cards dealt. The deals are the only
+   chance events of the game and these bots play a round from its own cards and moves, so
+   AIVAT's correction at each chance event is such a function too. The best
    possible SE ratio is ``sqrt(1 - share)``; the share's 90% interval is a bootstrap over deals.
 3. **Baselines**, each per bot as the SE ratio (adjusted over raw, first replay of each deal),
    and ``rho`` (within bots, pooled):
@@ -37,15 +38,16 @@ seats rotating from deal to deal. The script prints, for Oh-Seven (default rules
      reference in every seat, the other seats' cards dealt again at random each time;
    - ``features``: a least-squares fit of a seat's points on a deal to features of its hand
      (cards by rank, longest suit, Oh Hell: trumps by rank and the hand size), cross-fitted
-     (ten folds by deal: no game is predicted by a fit it took part in), pooled over the bots;
-   - ``features-bot``: the same fitted to each bot's own seats (its cross-fitted predictions
-     centred on the population's deals, so only their spread enters);
+     (ten folds by game: no game is predicted by a fit it took part in), pooled over the bots;
+   - ``features-bot``: the same fitted to each bot's own seats (only the spread of its
+     predictions enters the SE ratio; a leaderboard would centre them on random deals);
    - ``all``: every baseline above together, the same cross-fitted regression.
 
 It prints each baseline's CPU time per game against the games' own::
 
     python benchmarks/luck.py [--games oh-seven,oh-hell] [--deals 200] [--replays 3]
-        [--samples 8] [--playouts 8] [--seed 1]
+        [--sanity 100] [--samples 8] [--playouts 8] [--seed 1]
+        [--field random,heuristic,montecarlo]
 """
 
 from __future__ import annotations
