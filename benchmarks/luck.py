@@ -107,8 +107,6 @@ def play(bots: Sequence[Any], game: str, seed: int) -> tuple[tuple[int, ...], li
             deals[-1]["points"] = [
                 p + q for p, q in zip(deals[-1]["points"], event["points"], strict=True)
             ]
-    for deal in deals:
-        deal["last"] = deal["round"] == engine.rounds - 1
     assert [sum(d["points"][s] for d in deals) for s in range(n)] == list(totals)
     return totals, deals
 
