@@ -318,9 +318,7 @@ def sanity(game: str, rules: Rules, deals: int, key: bytes) -> None:
 def run(game: str, args: argparse.Namespace) -> None:
     rules = Rules.make(game)
     key = str(args.seed).encode()
-    deck = list(
-        OH_SEVEN_DECK.names if game == OH_SEVEN else OhHellGame(3, 0).deck.names
-    )
+    deck = list(OH_SEVEN_DECK.names if game == OH_SEVEN else OhHellGame(3, 0).deck.names)
     field = args.field.split(",")
     print(
         f"{game} (default rules), tables of {', '.join(field)} (montecarlo --samples "

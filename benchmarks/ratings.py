@@ -62,9 +62,7 @@ def pool(games: int, seed: int) -> list[GameRecord]:
                 bots = [BOTS[name](deal + s) for s, name in enumerate(seats)]
                 result = local_game(bots, game=OH_SEVEN, seed=deal)
                 records.append(
-                    GameRecord(
-                        f"t{table}", game_index, deal, seats, result.totals, result.ranks
-                    )
+                    GameRecord(f"t{table}", game_index, deal, seats, result.totals, result.ranks)
                 )
                 game_index += 1
     return records

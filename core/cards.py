@@ -15,7 +15,6 @@ from .names import OH_HELL_RANKS, OH_SEVEN_RANKS, SUITS
 __all__ = ["SUITS", "Deck", "OH_SEVEN_DECK", "OH_HELL_DECK", "UnknownCardError"]
 
 
-
 class UnknownCardError(ValueError):
     """A card name that does not belong to the deck in use."""
 

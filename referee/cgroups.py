@@ -429,9 +429,7 @@ class BotCgroup:
         if "cpuacct" in dirs:
             self._usage_fd = os.open(os.path.join(dirs["cpuacct"], "cpuacct.usage"), os.O_RDONLY)
         if "freezer" in dirs:
-            self._freeze_fd = os.open(
-                os.path.join(dirs["freezer"], "freezer.state"), os.O_WRONLY
-            )
+            self._freeze_fd = os.open(os.path.join(dirs["freezer"], "freezer.state"), os.O_WRONLY)
 
     def join_argv(self) -> list[str]:
         """An argv prefix: a shell that moves itself into every controller's cgroup, then
@@ -525,8 +523,8 @@ class BotCgroup:
         with contextlib.suppress(OSError, ValueError, KeyError):
             if self.support.version == 2:
                 stat = dict(
-                    line.split() for line in _read(os.path.join(self.dirs["cpu"], "cpu.stat"))
-                    .splitlines()
+                    line.split()
+                    for line in _read(os.path.join(self.dirs["cpu"], "cpu.stat")).splitlines()
                 )
                 cpu = int(stat["usage_usec"]) / 1e6
             else:

@@ -47,6 +47,7 @@ def output_tail(text: str) -> str:
 
     return tail(text)
 
+
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
 #: faults after which a check stops asking the bot (fallback moves finish the game)

@@ -50,8 +50,6 @@ __all__ = [
 SHOWN_FAULTS = 5  # distinct faults listed per bot in the text report
 
 
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", choices=GAMES, default=OH_SEVEN, help="default: %(default)s")
     parser.add_argument(
@@ -82,26 +80,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def game_seeds(seed: int, games: int) -> tuple[int, ...]:
     """Deal seeds of the games, derived one-way from ``seed`` (a deal of its own per game)."""
     secret = secret_from_seed(seed)
     return tuple(derive_seed(secret, "game", g) for g in range(games))
-
-
-
-
 
 
 def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:

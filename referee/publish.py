@@ -142,7 +142,6 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None or math.isnan(value) else round(value, digits)
 
 
-
 # --------------------------------------------------------------------------- the replay viewer
 
 _JOINS_PREVIOUS = {"deal", "received", "trump"}
@@ -593,9 +592,7 @@ def _ratings(tournament: Tournament) -> Ratings:
     )
 
 
-def rated_records(
-    records: Iterable[GameRecord], fault_ranks_last: bool
-) -> Iterable[GameRecord]:
+def rated_records(records: Iterable[GameRecord], fault_ranks_last: bool) -> Iterable[GameRecord]:
     """``records`` with the ranks the rating sees (``ratings.game_ranks``): with
     ``fault_ranks_last`` a bot that faulted ranks below every clean bot, so that the wins, ranks
     and average rank published agree with the rating's view of each game."""
@@ -1335,7 +1332,7 @@ class _GameRows:
             cells.append(
                 f'<a href="{root}bots/{e(p["slug"])}.html"'
                 + (' class="winner"' if p["rank"] == 1 else "")
-                + f'>{e(p["name"])}</a> {e(p["total"])} ({e(p["rank"])})'
+                + f">{e(p['name'])}</a> {e(p['total'])} ({e(p['rank'])})"
                 + (
                     f' <span class="tag bad">{e(faults)} fault{"s" if faults != 1 else ""}</span>'
                     if faults
@@ -1354,14 +1351,14 @@ class _GameRows:
             "    <tr>\n"
             f'      <td data-value="{e(g["canonical"])}">{e(g["canonical"])}</td>\n'
             f'      <td class="text" data-value="{e(g["match_id"])}">{e(g["match_id"])} '
-            f'#{e(g["game_index"])}</td>\n'
+            f"#{e(g['game_index'])}</td>\n"
             f'      <td data-value="{e(seed) if seed is not None else ""}">'
-            f'{e(seed) if seed is not None else "–"}</td>\n'
+            f"{e(seed) if seed is not None else '–'}</td>\n"
             f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
             + "".join(cells)
             + "      </td>\n"
             f'      <td data-value="{e(g["faults"])}"{neg}>'
-            f'{e(g["faults"])}</td>\n'
+            f"{e(g['faults'])}</td>\n"
             f'      <td class="text" data-value="{1 if g["replay"] else 0}">{replay}</td>\n'
             "    </tr>"
         )
@@ -1378,14 +1375,14 @@ def _opponent_row(o: Mapping[str, Any]) -> markupsafe.Markup:
     e = _escape
     return markupsafe.Markup(
         f'        <tr><td class="text" data-value="{e(o["name"])}"><a href="{e(o["slug"])}.html">'
-        f'{e(o["name"])}</a></td>\n'
+        f"{e(o['name'])}</a></td>\n"
         f'          <td data-value="{e(o["games"])}">{e(o["games"])}</td>'
         f'<td data-value="{e(o["ahead"])}">{e(o["ahead"])}</td>'
         f'<td data-value="{e(o["behind"])}">{e(o["behind"])}</td>\n'
         f'          <td data-value="{e(o["position"])}" class="{_sign_class(o["position"])}">'
-        f'{o["position"]:+.2f}</td>\n'
+        f"{o['position']:+.2f}</td>\n"
         f'          <td data-value="{e(o["points"])}" class="{_sign_class(o["points"])}">'
-        f'{o["points"]:+.1f}</td></tr>'
+        f"{o['points']:+.1f}</td></tr>"
     )
 
 

@@ -514,9 +514,7 @@ def _v_w_draw(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
         denom_near = ndtr(a) - ndtr(b)
         v_near = (_pdf(b) - _pdf(a)) / denom_near
         w_near = v_near**2 + (a * _pdf(a) - b * _pdf(b)) / denom_near
-        denom_far = math.sqrt(math.pi / 2.0) * (
-            erfcx(-a / _SQRT_2) - ratio * erfcx(-b / _SQRT_2)
-        )
+        denom_far = math.sqrt(math.pi / 2.0) * (erfcx(-a / _SQRT_2) - ratio * erfcx(-b / _SQRT_2))
         v_far = (ratio - 1.0) / denom_far
         w_far = v_far**2 + (a - b * ratio) / denom_far
     v = np.where(near, v_near, v_far)

@@ -378,8 +378,7 @@ class Store:
     def next_match_index(self) -> tuple[int, int]:
         """The index and first game after the last recorded match: (index, first game)."""
         row = self.db.execute(
-            "SELECT match_index, first_game + games FROM matches "
-            "ORDER BY match_index DESC LIMIT 1"
+            "SELECT match_index, first_game + games FROM matches ORDER BY match_index DESC LIMIT 1"
         ).fetchone()
         return (0, 0) if row is None else (row[0] + 1, row[1])
 

@@ -854,9 +854,7 @@ class _LeagueFeed(_Feed):
             return
         index, first_game = self.store.next_match_index()
         for table_no, table in enumerate(tables):
-            match = league_match(
-                config, self.secret, index, first_game, self.wave, table_no, table
-            )
+            match = league_match(config, self.secret, index, first_game, self.wave, table_no, table)
             self.queue.append(match)
             index += 1
             first_game += match.games

@@ -28,6 +28,7 @@ def __getattr__(name: str) -> Any:  # PEP 562
         return getattr(simulate, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "Bot",
     "BotAnswerError",

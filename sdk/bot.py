@@ -391,8 +391,10 @@ def run(
             sys.exit(1)
         except Exception:  # the bot's own code raised: its traceback, not a usage error
             traceback.print_exc()
-            print(f"{name}: the bot raised (traceback above); no substitute moves in --local",
-                  file=sys.stderr)
+            print(
+                f"{name}: the bot raised (traceback above); no substitute moves in --local",
+                file=sys.stderr,
+            )
             sys.exit(1)
         labels = [f"{name} (you)"] + [f"{args.against} {i}" for i in range(1, args.players)]
         for label, total in zip(labels, totals, strict=True):

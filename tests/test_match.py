@@ -249,9 +249,9 @@ class TestLimitFault:
 
         if cgroups.support().message() is not None:
             pytest.skip(cgroups.support().message())
-        hog = BotSpec("hog", (sys.executable, CGROUP_BOT, "oom", "3", "150"), None, (
-            ("memory_mb", 300),
-        ))
+        hog = BotSpec(
+            "hog", (sys.executable, CGROUP_BOT, "oom", "3", "150"), None, (("memory_mb", 300),)
+        )
         other = BotSpec("other", (sys.executable, CGROUP_BOT, "quick"))
         clock = TimeControl(move_seconds=10.0, bank_seconds=0.0, start_seconds=10.0)
         spec = MatchSpec("oom", Rules.make("oh-seven"), (hog, other), ((0, 1),), (5,), clock)

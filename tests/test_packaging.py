@@ -108,9 +108,7 @@ class TestWheelInstall:
         assert bare.returncode == 2 and "Traceback" not in bare.stderr
         assert "pip install 'ohseven[referee]'" in bare.stderr
         # with the referee's extra, the referee
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"{wheel}[referee]"], check=True
-        )
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"{wheel}[referee]"], check=True)
         help_text = subprocess.run(
             [script, "--help"], capture_output=True, text=True, check=True
         ).stdout

@@ -681,8 +681,7 @@ class TestSecrecy:
         script = (out / "replay-data" / f"{ident}.js").read_text()
         with Store.open(out, create=False) as store:
             (stored,) = [
-                g for g in store.games()
-                if game_id(g.record.match_id, g.record.game_index) == ident
+                g for g in store.games() if game_id(g.record.match_id, g.record.game_index) == ident
             ]
         expected = replay_script(ident, stored.record, load_replay(out / stored.record.replay_path))
         assert script == expected
@@ -716,9 +715,7 @@ class TestSiteDetails:
     def test_revealed_seeds_reach_the_replay_as_exact_strings(self, tmp_path: Path) -> None:
         """Once revealed, each replay script carries its game's seed as a string (a JavaScript
         number would round a 64-bit seed); before, none."""
-        out = build_tournament(
-            tmp_path / "cup", reveal_seeds=True, game_seed=TestSecrecy.big_seed
-        )
+        out = build_tournament(tmp_path / "cup", reveal_seeds=True, game_seed=TestSecrecy.big_seed)
         publish(out)
         for stored in load_tournament(out).games:
             record = stored.record
@@ -750,9 +747,10 @@ class TestSiteDetails:
         html = (out / "index.html").read_text()
         assert f"{100 * exact['null_bid_rate']:.1f}%" in html
         for suit, rate in exact["trump_rates"].items():
-            assert rate == rounded["trump_rates"][suit] or round(rate, 4) == rounded[
-                "trump_rates"
-            ][suit]
+            assert (
+                rate == rounded["trump_rates"][suit]
+                or round(rate, 4) == rounded["trump_rates"][suit]
+            )
 
     def test_chart_colours_are_told_apart(self) -> None:
         """No two colours of the charts' palette are nearly the same (CIE76 distance > 15)."""
@@ -884,7 +882,7 @@ def _old_template(text: str):
 
 
 class TestRows:
-    NAMES = ("plain", 'q<"&\'>', "ünï code", "x")
+    NAMES = ("plain", "q<\"&'>", "ünï code", "x")
 
     def games(self, reveal: bool) -> list[dict]:
         rng = random.Random(2)

@@ -224,7 +224,6 @@ class TestTextOutput:
         assert re.search(r"^random answered \S.* \(legal\) in [\d.]+ ms$", out.stdout, re.M)
         assert "the real game played" in out.stdout
 
-
     def test_a_decision_of_another_seat_is_asked_with_a_note(self, seven: Recorded):
         """A bot asked a move of another seat than its own plays it in that seat, and is told."""
         path = _replay(seven, 0)

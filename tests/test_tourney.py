@@ -125,9 +125,7 @@ class TestWorkers:
             stored = store.games()
             assert [game.canonical_index for game in stored] == list(range(outcome.games))
             ratings = rate_games(config.game, config.bot_names, [g.record for g in stored])
-            free = order_free(
-                [g.record for g in stored], config.bot_names, game=config.game
-            )
+            free = order_free([g.record for g in stored], config.bot_names, game=config.game)
         expected = {row.name: round(row.mu, 6) for row in ratings.table()}
         bots = outcome.leaderboard["bots"]
         assert {bot["name"]: bot["sequential_mu"] for bot in bots} == expected

@@ -93,7 +93,6 @@ class TestSuperiority:
         """Two bots with the same posterior are each better with probability 1/2."""
         assert superiority({"a": (25.0, 1.0), "b": (25.0, 1.0)})["a"]["b"] == 0.5
 
-
     @settings(max_examples=50, deadline=None)
     @given(
         st.dictionaries(
