@@ -288,7 +288,7 @@ class _Reader:
         data: dict,
         path: str,
         key: str,
-        check: Callable[[Any], bool],
+        check: Callable[[Any], object],  # truthy: valid
         expected: str,
         default: Any = None,
         required: bool = False,

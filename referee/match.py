@@ -326,7 +326,7 @@ class _Referee:
             config = attrs.evolve(config, ponder=spec.ponder)
         if not spec.limits:
             return config
-        limits = attrs.evolve(config.limits, **dict(spec.limits))
+        limits = attrs.evolve(config.limits, **dict(spec.limits))  # type: ignore[arg-type]
         return attrs.evolve(config, limits=limits)
 
     def _bot_seed(self, bot: _Bot) -> int:
@@ -436,7 +436,7 @@ class _Referee:
     def _fault(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
         state = self.state
         seat = state.seat_of.get(bot.index) if state is not None else None
-        if seat is None:
+        if state is None or seat is None:
             bot.carry.append((status, detail))
         else:
             state.faults.append(Fault(seat, status, detail))
@@ -539,11 +539,11 @@ class _Referee:
             uid_n, pid_n = int(uid), int(pid)
         except (ValueError, zmq.ZMQError):
             return None
-        running = [bot for bot in self.bots if bot.process is not None]
-        owners = [bot for bot in running if bot.process.uid == uid_n]
-        if len(owners) == 1 and len({bot.process.uid for bot in running}) == len(running):
+        running = [(bot, bot.process) for bot in self.bots if bot.process is not None]
+        owners = [bot for bot, process in running if process.uid == uid_n]
+        if len(owners) == 1 and len({process.uid for _, process in running}) == len(running):
             return owners[0]
-        roots = {bot.process.pid: bot for bot in running if bot.process.pid}
+        roots = {process.pid: bot for bot, process in running if process.pid}
         for _ in range(64):  # up the process tree to a bot's process
             if pid_n in roots:
                 return roots[pid_n]
@@ -560,23 +560,25 @@ class _Referee:
         rid = frames[0]
         bot = self.by_rid.get(rid)
         state = self.state
-        if bot is not None and state is not None and len(frames) == 2:
-            answer = bot.connection.accept(frames[1], state.codec)
+        connection = bot.connection if bot is not None else None
+        if connection is not None and state is not None and len(frames) == 2:
+            answer = connection.accept(frames[1], state.codec)
             if answer is not None:  # the usual case: the legal move asked for
                 self._apply(state, *answer)
                 return
         message = wire.decode(frames[1]) if len(frames) == 2 else None
         if message is None:
             message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
-        if bot is None:
-            if type(message) is wire.Hello:
+        if bot is None or connection is None:
+            if bot is None and type(message) is wire.Hello:
                 self._hello(rid, message)
             return  # unauthenticated frames are dropped
-        result = bot.connection.receive(message, state.codec if state else None)
-        if result is None or type(result) is wire.Late:
+        result = connection.receive(message, state.codec if state else None)
+        if result is None or isinstance(result, wire.Late):
             return
-        if type(result) is wire.Accepted:
-            bot.connection.answered()
+        if isinstance(result, wire.Accepted):
+            connection.answered()
+            assert state is not None  # a move is accepted only during a game
             if result.error is not None:  # recorded, not counted towards dropping the bot
                 state.faults.append(Fault(result.request.seat, FaultStatus.BOT_ERROR, result.error))
             self._apply(state, result.request, result.move)
@@ -625,8 +627,10 @@ class _Referee:
                 return
         self._send(rid, wire.error("unknown secret"))
 
-    def _send(self, rid: bytes, frame: bytes) -> None:
+    def _send(self, rid: bytes | None, frame: bytes) -> None:
         # a peer that is gone or has a full queue loses the frame and will time out
+        if rid is None:  # no connection yet (or any more)
+            return
         sock = self.socket
         try:
             sock.send(rid, _SEND_MORE)
@@ -731,7 +735,9 @@ class _Referee:
                     state.fallback(seat)
                     fell_back = True
                     break
-                bot.process.thaw()  # before the clock starts: thawing is the referee's time
+                process, connection, rid = bot.process, bot.connection, bot.routing_id
+                assert process is not None and connection is not None and rid is not None
+                process.thaw()  # before the clock starts: thawing is the referee's time
                 legal, count = codec.legal_to_wire(seat)
                 bank = banks[seat]
                 now = monotonic()
@@ -747,9 +753,9 @@ class _Referee:
                 )
                 self.next_id += 1
                 outstanding[seat] = request
-                frame = bot.connection.request(request, feeds[seat].take())
+                frame = connection.request(request, feeds[seat].take())
                 try:  # as ``_send``, inline on the hot path
-                    send(bot.routing_id, _SEND_MORE)
+                    send(rid, _SEND_MORE)
                     send(frame, _NOBLOCK)
                 except zmq.ZMQError:
                     pass
@@ -780,7 +786,7 @@ class _Referee:
     def close(self) -> dict[str, str]:
         """Shut every bot down (bounded), kill what is left, return the logs by bot name."""
         for bot in self.bots:
-            if bot.active:
+            if bot.active and bot.process is not None:
                 bot.process.thaw()
                 self._send(bot.routing_id, wire.shutdown_message())
         deadline = time.monotonic() + SHUTDOWN_SECONDS

@@ -14,6 +14,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -111,7 +112,7 @@ def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
 def summarise(result: MatchResult) -> dict:
     """The match as plain data: per bot totals and the games."""
     names = [bot.name for bot in result.spec.bots]
-    rows = {
+    rows: dict[str, dict[str, Any]] = {
         name: {"name": name, "points": 0, "wins": 0, "games": 0, "rank_sum": 0, "faults": {}}
         for name in names
     }
@@ -203,8 +204,8 @@ def _print_table(summary: dict) -> None:
                 if game["seats"][fault["seat"]] == row["name"]:
                     grouped[(fault["status"], fault["detail"])] += 1
         if grouped:
-            faults = [(status, detail, n) for (status, detail), n in grouped.items()]
-            print("\n".join(["", *render_faults(row["name"], faults, row["output_tail"])]))
+            listed = [(status, detail, n) for (status, detail), n in grouped.items()]
+            print("\n".join(["", *render_faults(row["name"], listed, row["output_tail"])]))
 
 
 def _fail(message: str) -> int:

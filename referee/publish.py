@@ -453,6 +453,10 @@ def expand_frames(deltas: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the tournament
 
 
+def _int_set(values: Iterable[int]) -> frozenset[int]:
+    return frozenset(values)
+
+
 @attrs.frozen
 class Tournament:
     """Everything the site shows, read from the store in one go (see :func:`load_tournament`).
@@ -478,7 +482,7 @@ class Tournament:
     #: the tournament secret (hex), only once revealed; games' seeds are shown only then too
     secret: str | None = None
     #: the indexes of the matches done: only their games' replays are published
-    done_matches: frozenset[int] = attrs.field(factory=frozenset, converter=frozenset)
+    done_matches: frozenset[int] = attrs.field(factory=frozenset, converter=_int_set)
     #: how many of the first games are settled: canonical 0, 1, 2... of finished matches (their
     #: games never change, so the ratings after them are kept from one publish to the next)
     settled: int = 0
@@ -552,7 +556,8 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
             names.append(entry["name"])
     for stored in games:
         names.extend(stored.record.seats)
-    ratings_config = config.get("ratings") if isinstance(config.get("ratings"), Mapping) else {}
+    raw_ratings = config.get("ratings")
+    ratings_config: Mapping[str, Any] = raw_ratings if isinstance(raw_ratings, Mapping) else {}
     seed, secret = _revealed_secret(folder, config, len(games) == games_total > 0)
     return Tournament(
         name=str(config.get("name") or folder.resolve().name),
@@ -742,8 +747,12 @@ def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[
 def _with_verdicts(tournament: Tournament, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row with its ``sprt``: a candidate's stopping verdict, else null."""
     plan = tournament.stopping
+    if plan is None:
+        for row in rows:
+            row["sprt"] = None
+        return rows
     games = ((stored.canonical_index, stored.record) for stored in tournament.games)
-    found = {} if plan is None else verdicts(plan, games)
+    found = verdicts(plan, games)
     for row in rows:
         verdict = found.get(row["name"])
         row["sprt"] = None if verdict is None else verdict.document(plan)
@@ -909,7 +918,7 @@ def _rating_history(
                 ratings.games[name] = games
                 history[name] = [list(point) for point in cache["history"][name]]
             start = prefix
-    saved: dict[str, Any] = dict(cache) if start else {}
+    saved: dict[str, Any] = dict(cache) if start and cache else {}
     games = tournament.games
     for number in range(start + 1, len(games) + 1):
         if number - 1 == tournament.settled and number - 1 > start:
@@ -1549,7 +1558,7 @@ def _publish(output: Path, now: float | None) -> list[Path]:
             statistics=statistics,
         )
         pairs = view["bid_tricks"]
-        page = bot_template.render(
+        html = bot_template.render(
             root="../",
             site=site,
             bot=row,
@@ -1562,7 +1571,7 @@ def _publish(output: Path, now: float | None) -> list[Path]:
                 "bid_tricks_max": max((n for _, _, n in pairs), default=1),
             },
         )
-        write(f"bots/{row['slug']}.html", page)
+        write(f"bots/{row['slug']}.html", html)
     return written
 
 

@@ -453,7 +453,7 @@ def free_for_all(
         rating = rated[i] = trueskill.Rating.__new__(trueskill.Rating)
         rating.pi = sigma**-2  # as Rating(mu, sigma) sets them
         rating.tau = rating.pi * mu
-    return rated  # type: ignore[return-value]
+    return rated
 
 
 # --------------------------------------------------------------------------- order-free ratings

@@ -414,9 +414,9 @@ def run(args: argparse.Namespace) -> int:
             f"({_name(replay, decision.seat)}); {bot.name} is asked it in that seat",
             file=sys.stderr,
         )
-    answer, error = _ask_bot(replay, decision, bot, args)
-    if error is not None:
-        return _fail(error)
+    answer, problem = _ask_bot(replay, decision, bot, args)
+    if problem is not None:
+        return _fail(problem)
     assert answer is not None
     same = answer.accepted and (
         sorted(answer.answer) == sorted(decision.played)  # a pass: the same cards

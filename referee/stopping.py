@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -224,7 +224,7 @@ def verdicts(
 
 
 def _sequential(
-    plan: Plan, waves: list[Mapping[tuple[str, int], list[float]]], counts: list[int]
+    plan: Plan, waves: Sequence[Mapping[tuple[str, int], list[float]]], counts: list[int]
 ) -> Verdict:
     rule, bound = plan.rule, plan.bound
     margin = rule.margin

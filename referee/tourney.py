@@ -34,7 +34,7 @@ import sqlite3
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,7 @@ def sandbox_config(config: TourneyConfig) -> Any:
     """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
     from .sandbox import Limits, SandboxConfig
 
-    limits = Limits(**dict(config.sandbox.limits))
+    limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
     return SandboxConfig(
         mode=config.sandbox.mode,
         limits=limits,
@@ -186,7 +186,7 @@ class _Pool:
     """A fixed set of worker processes fed from a task queue; results on one queue."""
 
     def __init__(self, workers: int) -> None:
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        context: Any = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
         self.context = context
         self.tasks = context.Queue()
         self.results = context.Queue()
@@ -456,7 +456,7 @@ class _Display:
             self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if self.live is not None:
             self.live.__exit__(*exc)
 
@@ -675,7 +675,7 @@ def _outcome(
     )
 
 
-def _accept_league(config: TourneyConfig, store: Store, meta: dict[str, str]) -> None:
+def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str]) -> None:
     """Refuse to carry on a league whose past games the configuration would change: name each
     key that changed, and each bot that changed under the same name."""
     try:
@@ -734,6 +734,7 @@ class _StoppingFeed(_Feed):
         self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
     ) -> None:
         self.config, self.secret, self.store, self.board = config, secret, store, board
+        assert board.stopping is not None, "a stopping feed needs the gauntlet's stopping rule"
         self.plan = board.stopping
         self.skip = store.done_matches()
         self.wave = 0
@@ -797,10 +798,10 @@ class _LeagueFeed(_Feed):
     ) -> None:
         self.config, self.secret, self.store, self.board = config, secret, store, board
         self.queue: list[ScheduledMatch] = []
-        last = store.last_wave()
-        self.wave = 0 if last is None else last[0] + 1
+        last = store.last_wave() or (-1, 0, 0)
+        self.wave = last[0] + 1
         present = set(config.bot_names)
-        rows = [] if last is None else store.match_rows(last[1], last[1] + last[2] - 1)
+        rows = [] if last[0] < 0 else store.match_rows(last[1], last[1] + last[2] - 1)
         for row in rows:
             if row["status"] in ("done", "withdrawn"):
                 continue
