@@ -19,6 +19,8 @@ from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.sandbox import BotProcess, Limits, SandboxConfig
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 BOT = os.path.join(os.path.dirname(__file__), "bots", "cgroup_bot.py")
 SUPPORT = cgroups.support()
 needs_cgroups = pytest.mark.skipif(

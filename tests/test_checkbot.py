@@ -13,6 +13,8 @@ from ohseven.referee import checkbot
 from ohseven.referee.cli import main
 from ohseven.referee.replay import load_replay, validate_replay
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 HERE = os.path.dirname(__file__)
 RANDOM_BOT = os.path.join(HERE, "..", "example_bots", "random_bot.py")
 MATCH_BOT = os.path.join(HERE, "bots", "match_bot.py")

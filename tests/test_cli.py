@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from ohseven.referee import cli
+
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
 
 class TestCommands:

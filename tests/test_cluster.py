@@ -49,6 +49,8 @@ from ohseven.referee.tourney import (
     sandbox_config,
 )
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 DASK = shutil.which("dask", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 HERE = Path(__file__).resolve().parent
 ALLOWED_FAILURES = 1  # the test scheduler's: a match that kills 2 workers fails

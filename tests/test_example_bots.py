@@ -19,6 +19,8 @@ from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.sandbox import SandboxConfig
 from ohseven.sdk import View, local_game, local_match
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BOT_DIR = os.path.join(ROOT, "example_bots", "c_bot")
 NODE_BOT_DIR = os.path.join(ROOT, "example_bots", "node_bot")

@@ -38,6 +38,8 @@ from test_hostile import (
     play,
 )
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 UNSANDBOXED = SandboxConfig(mode="unsandboxed")
 
 #: Connects to the listener at argv[1] again and again, passing each connection through a

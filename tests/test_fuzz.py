@@ -8,11 +8,14 @@ import random
 import time
 
 import msgpack
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Game, Phase, Rules, new_game
 from ohseven.referee import protocol as wire
 from ohseven.referee.records import FaultStatus
+
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

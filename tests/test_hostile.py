@@ -26,6 +26,8 @@ from ohseven.referee.records import BotSpec, FaultStatus, MatchResult, MatchSpec
 from ohseven.referee.replay import load_replay, validate_replay
 from ohseven.referee.sandbox import SandboxConfig
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 BOTS = os.path.join(os.path.dirname(__file__), "bots")
 HOSTILE = os.path.join(BOTS, "hostile_bot.py")
 HONEST = os.path.join(BOTS, "match_bot.py")

@@ -28,6 +28,8 @@ from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay
 from ohseven.referee.sandbox import SandboxConfig
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 SPY = os.path.join(os.path.dirname(__file__), "bots", "hostile_bot.py")
 CLOCK = TimeControl(move_seconds=2.0, bank_seconds=5.0, start_seconds=10.0)
 CARD_FIELDS = ("hand", "cards", "card", "trump_card")

@@ -14,6 +14,8 @@ from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, validate_replay
 from ohseven.referee.sandbox import SandboxConfig
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 BOT = os.path.join(os.path.dirname(__file__), "bots", "match_bot.py")
 UNSANDBOXED = SandboxConfig(mode="unsandboxed")
 FAST = TimeControl(move_seconds=0.3, bank_seconds=0.2, start_seconds=5.0)

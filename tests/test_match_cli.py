@@ -12,6 +12,8 @@ import tempfile
 import pytest
 from ohseven.referee.match_cli import game_seeds, rotating_seatings
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 BOT = os.path.join(os.path.dirname(__file__), "bots", "match_bot.py")
 
 

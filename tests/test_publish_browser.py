@@ -17,6 +17,8 @@ from ohseven.referee.publish import publish
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from test_publish import FAULTY, build_tournament
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -27,6 +27,8 @@ from ohseven.referee.replay_cli import decisions, game_index
 from ohseven.referee.sandbox import SandboxConfig
 from ohseven.referee.staging import staged_bots
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 ROOT = Path(__file__).resolve().parent.parent
 RECORDER = str(ROOT / "tests" / "bots" / "view_recorder.py")
 RANDOM = str(ROOT / "example_bots" / "random_bot.py")

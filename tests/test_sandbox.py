@@ -28,6 +28,8 @@ from ohseven.referee.sandbox import (
     seccomp_program,
 )
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 BOTS = os.path.join(os.path.dirname(__file__), "bots")
 PROBE = os.path.join(BOTS, "sandbox_probe.py")
 IS_ROOT = os.geteuid() == 0

@@ -265,6 +265,7 @@ def match_spec(game, players, names, games=1):
     )
 
 
+@pytest.mark.slow  # real referee processes
 class TestRealReferee:
     @pytest.mark.parametrize(
         "game,players",

@@ -13,6 +13,8 @@ import pytest
 from ohseven.core.rules import Rules
 from ohseven.referee.simulate import simulate
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 
 def referee_command() -> list[str]:
     found = shutil.which("ohseven-referee") or str(

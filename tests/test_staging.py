@@ -26,6 +26,8 @@ from ohseven.referee.staging import (
 from ohseven.referee.store import DB_NAME, Store
 from ohseven.referee.tourney import STAGING_NAME, TourneyError, run_tournament
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 PROBE = os.path.join(os.path.dirname(__file__), "bots", "sandbox_probe.py")
 REFEREE = shutil.which("ohseven-referee") or "ohseven-referee"
 PY = sys.executable

@@ -23,6 +23,8 @@ from ohseven.referee.schedule import build_schedule, draw_wave
 from ohseven.referee.store import Store
 from ohseven.referee.tourney import LEADERBOARD_NAME, run_tournament, tournament_secret
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 CONFIG = """
 name: fixed
 game: oh-seven

@@ -14,6 +14,8 @@ import pytest
 from ohseven.referee.replay import load_replay
 from playwright.sync_api import sync_playwright
 
+pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = str(ROOT / "example_bots" / "random_bot.py")
 
