@@ -17,6 +17,7 @@ import pytest
 import zmq
 from hypothesis import given
 from hypothesis import strategies as st
+from ohseven.referee import sandbox as sandbox_module
 from ohseven.referee.sandbox import (
     BotProcess,
     BotStartError,
@@ -685,3 +686,56 @@ class TestHints:
             [sys.executable, str(bot_dir / "bot.py")],
             name="u", bot_dir=None, socket_dir=dirs["sock"], env={}, config=UNSANDBOXED,
         ).hint() == ""  # fmt: skip
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="uid leases need a root referee")
+class TestUidLeases:
+    CONFIG = SandboxConfig(uid_pool_start=0x7FFF0000 + os.getpid() % 4096, uid_pool_size=1)
+
+    def _squatter(self, uid: int) -> subprocess.Popen:
+        """A process left running under ``uid`` (as a referee that died would leave one)."""
+        command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "60"]
+        return subprocess.Popen(command)
+
+    def test_a_uid_not_released_clean_is_scanned_and_its_leftovers_killed(self):
+        """A lease of a uid whose last holder did not release it clean kills its processes."""
+        lease = sandbox_module._lease_uid(self.CONFIG)
+        assert lease is not None
+        uid = lease.uid
+        lease.release()  # not clean: as if the holder died
+        squatter = self._squatter(uid)
+        time.sleep(0.2)
+        again = sandbox_module._lease_uid(self.CONFIG)
+        assert again is not None and again.uid == uid
+        assert squatter.wait(5) == -9
+        again.release(clean=True)
+
+    def test_a_uid_released_clean_is_not_scanned(self, monkeypatch):
+        """A uid released clean is leased again without the /proc scan; held, it is not clean."""
+        lease = sandbox_module._lease_uid(self.CONFIG)
+        assert lease is not None
+        lease.release(clean=True)
+        scans = []
+        monkeypatch.setattr(sandbox_module, "_kill_uid", lambda uid: scans.append(uid) or True)
+        again = sandbox_module._lease_uid(self.CONFIG)
+        assert again is not None and scans == []
+        path = os.path.join(sandbox_module._uid_lock_dir(), str(again.uid))
+        with open(path, "rb") as handle:
+            assert handle.read() == b""  # held: no longer marked clean
+        again.release(clean=True)
+
+    def test_a_killed_bot_releases_its_uid_clean(self, dirs):
+        """After a bot is killed and no process of its uid is left, the uid is marked clean."""
+        bot = BotProcess(
+            [sys.executable, "-c", "import time; time.sleep(30)"],
+            name="sleeper",
+            bot_dir=None,
+            socket_dir=dirs["sock"],
+            env={},
+            config=attrs.evolve(self.CONFIG, mode="unsandboxed"),
+        )
+        bot.start()
+        uid = bot.uid
+        bot.kill()
+        with open(os.path.join(sandbox_module._uid_lock_dir(), str(uid)), "rb") as handle:
+            assert handle.read() == b"clean"
