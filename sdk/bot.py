@@ -21,16 +21,13 @@ random legal move anyway, and enough faults get a bot dropped from the match. Pa
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import random
 import signal
 import sys
-import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core.names import PROTOCOL_VERSION
 from .view import View
@@ -163,7 +160,7 @@ class Driver:
         except Exception:
             if self.strict:
                 raise
-            _warn(f"{hook.__name__} raised; ignored:\n{traceback.format_exc()}")
+            _warn(f"{hook.__name__} raised; ignored:\n{_traceback()}")
 
     def decide(self, request: Mapping[str, Any]) -> Any:
         """The move (wire value) answering ``request``: always legal unless strict."""
@@ -193,7 +190,7 @@ class Driver:
                 error.add_note(f"in choose_{kind} of this view:\n{describe(view)}")
                 raise
             self.errors += 1
-            trace = traceback.format_exc()
+            trace = _traceback()
             _warn(f"choose_{kind} raised; sending a random legal move instead:\n{trace}")
             self.last_error = _error_report(
                 f"choose_{kind} raised {type(error).__name__}: {error} ({where(view)})", trace
@@ -350,6 +347,12 @@ def run(
     Exits the process with status 0 after ``shutdown``.
     """
     name = getattr(bot_class, "name", None) or getattr(bot_class, "__name__", "bot")
+    endpoint = os.environ.get("OHSEVEN_ENDPOINT")
+    secret = os.environ.get("OHSEVEN_SECRET")
+    if endpoint and secret is not None and not (sys.argv[1:] if argv is None else argv):
+        _serve_referee(bot_class, endpoint, secret, idle_seconds)  # no arguments to parse
+    import argparse  # only for the command line: a bot under the referee starts without it
+
     parser = argparse.ArgumentParser(
         description=(
             f"The Oh-Seven / Oh Hell bot {name!r}. Under ohseven-referee it is started with "
@@ -390,7 +393,7 @@ def run(
             print(f"{name}: {error}", file=sys.stderr)
             sys.exit(1)
         except Exception:  # the bot's own code raised: its traceback, not a usage error
-            traceback.print_exc()
+            print(_traceback(), end="", file=sys.stderr)
             print(
                 f"{name}: the bot raised (traceback above); no substitute moves in --local",
                 file=sys.stderr,
@@ -400,13 +403,18 @@ def run(
         for label, total in zip(labels, totals, strict=True):
             print(f"{label:>24}: {total}")
         sys.exit(0)
-    endpoint = os.environ.get("OHSEVEN_ENDPOINT")
-    secret = os.environ.get("OHSEVEN_SECRET")
     if not endpoint or secret is None:
         parser.error(
             "OHSEVEN_ENDPOINT and OHSEVEN_SECRET are not set: this bot is meant to be started "
             "by ohseven-referee (or try --local)"
         )
+    _serve_referee(bot_class, endpoint, secret, idle_seconds)
+
+
+def _serve_referee(
+    bot_class: Callable[[], Bot], endpoint: str, secret: str, idle_seconds: float
+) -> NoReturn:
+    """Serve the referee at ``endpoint`` until it says shutdown; exit the process."""
     signal.signal(signal.SIGTERM, _sigterm)
     bot = bot_class()
     text = os.environ.get("OHSEVEN_SEED", "")
@@ -416,11 +424,19 @@ def run(
     sys.exit(_serve(bot, endpoint, secret, idle_seconds, seed))
 
 
+def _traceback() -> str:
+    import traceback  # only when a bot's code fails: a bot starts without it
+
+    return traceback.format_exc()
+
+
 def _example_bot(name: str) -> Callable[[], Bot]:
     if name == "random":
         return Bot
     if name not in ("heuristic", "montecarlo"):
         raise ValueError(f"--against {name!r}: expected random, heuristic or montecarlo")
+    import importlib
+
     module = importlib.import_module(f"ohseven.example_bots.{name}_bot")
     return module.BOT_CLASS
 
