@@ -1490,7 +1490,7 @@ def _publish(output: Path, now: float | None) -> list[Path]:
         write(f"{REPLAY_DATA}/outcomes.json", json.dumps(outcomes, separators=(",", ":")))
     slugs = {row["name"]: row["slug"] for row in board["bots"]}
     games = game_rows(tournament.games, slugs, replays, reveal=tournament.revealed)
-    h2h = head_to_head(tournament.records)
+    h2h = head_to_head(rated_records(tournament.records, tournament.fault_ranks_last))
     stats = table_statistics(tournament.records, digits=None)  # formatted once, on the page
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
     site = {"name": tournament.name, "generated": generated}

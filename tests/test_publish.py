@@ -42,6 +42,7 @@ from ohseven.referee.publish import (
     leaderboard_markdown,
     load_tournament,
     publish,
+    rated_records,
     rating_history,
     replay_script,
     replay_view,
@@ -314,6 +315,8 @@ class TestLeaderboard:
         else:
             assert rows["d"]["wins"] == 30 and rows["d"]["average_rank"] == 1.0
             assert page["ranks"] == [[1, 30], [2, 0], [3, 0], [4, 0]]
+        h2h = head_to_head(rated_records(records, fault_ranks_last))  # what the site shows
+        assert h2h["d"]["a"]["ahead"] == (0 if fault_ranks_last else 30)
         for row in rows.values():
             mine = [(r, r.seats.index(row["name"])) for r in records if row["name"] in r.seats]
             ranks = [game_ranks(r, fault_ranks_last=fault_ranks_last)[s] for r, s in mine]
