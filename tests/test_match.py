@@ -252,7 +252,7 @@ class TestLimitFault:
         if cgroups.support().message() is not None:
             pytest.skip(cgroups.support().message())
         hog = BotSpec(
-            "hog", (sys.executable, CGROUP_BOT, "oom", "3", "150"), None, (("memory_mb", 300),)
+            "hog", (sys.executable, CGROUP_BOT, "oom", "3", "175"), None, (("memory_mb", 300),)
         )
         other = BotSpec("other", (sys.executable, CGROUP_BOT, "quick"))
         clock = TimeControl(move_seconds=10.0, bank_seconds=0.0, start_seconds=10.0)
