@@ -105,7 +105,8 @@ _ETC_FILES = (
 _HIDDEN_PROC = "/proc/sys/fs"
 # Runtimes with a configuration folder per version: every match of these is bound.
 _ETC_GLOBS = ("/etc/java-*", "/etc/jvm", "/etc/mono", "/etc/dotnet", "/etc/R", "/etc/php*")
-#: what a bot sees of ohseven: the rules core and the SDK (and the example bots), no referee code
+#: the ohseven packages a bot needs: the rules core and the SDK (and the example bots); the
+#: referee's package is left out unless it shares their folder (a regular install)
 _OHSEVEN_PACKAGES = ("ohseven.core", "ohseven.sdk", "ohseven.example_bots")
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
