@@ -48,6 +48,7 @@ from typing import Any
 
 import attrs
 
+from .files import write_atomic
 from .records import BotSpec, GameRecord, MatchSpec
 from .tourney import TourneyError
 
@@ -615,9 +616,7 @@ def _save_replays(
         name = record.replay_path
         if replay_dir is not None and name is not None and name in replays:
             path = Path(replay_dir, name)
-            tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
-            tmp.write_bytes(replays[name])
-            os.replace(tmp, path)
+            write_atomic(path, replays[name], mode=0o600)
             record = attrs.evolve(record, replay_path=str(path))
         elif name is not None:
             record = attrs.evolve(record, replay_path=None)

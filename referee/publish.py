@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import time
 import unicodedata
 from collections import Counter, defaultdict
@@ -36,6 +35,7 @@ import trueskill
 
 from ..core.rules import GAMES, OH_SEVEN
 from . import uncertainty
+from .files import write_atomic
 from .ratings import DRAW_PROBABILITY, Ratings, game_ranks, make_env, order_free_table
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
@@ -55,7 +55,6 @@ __all__ = [
     "slugify",
     "unique_slugs",
     "game_id",
-    "write_atomic",
     "replay_view",
     "compact_frames",
     "expand_frames",
@@ -116,22 +115,6 @@ def unique_slugs(names: Iterable[str]) -> dict[str, str]:
 def game_id(match_id: str, game_index: int) -> str:
     """The identifier of a game in URLs and file names: ``<match>-g<index>``, slugged."""
     return f"{slugify(match_id)}-g{game_index}"
-
-
-def write_atomic(path: Path, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(raw)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _rate(part: float, whole: float) -> float | None:
@@ -612,7 +595,7 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
 
     ``ratings`` are the sequential ratings after every game in canonical order (computed here
     when not given), published as ``sequential_mu``/``sequential_sigma``. The fields are those
-    of ``tourney.Leaderboard`` plus ``slug``, ``average_rank``, ``faults_total`` and
+    of ``board.Leaderboard`` plus ``slug``, ``average_rank``, ``faults_total`` and
     ``fault_counts`` (every status, zeros included); see ``docs/LEADERBOARD.md``."""
     if ratings is None:
         ratings = _ratings(tournament)

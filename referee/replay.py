@@ -23,10 +23,8 @@ at the first move or event that differs from the record.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +33,7 @@ import attrs
 from ..core.cards import OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
 from ..core.rules import GAMES, OH_SEVEN, Game, RulesError, new_game
 from ..core.wire import move_from_wire, move_to_wire
+from .files import write_atomic
 
 __all__ = [
     "FORMAT",
@@ -110,18 +109,7 @@ def to_replay(
 
 def save_replay(path: str | os.PathLike[str], replay: dict[str, Any]) -> None:
     """Write ``replay`` to ``path`` atomically (a temporary file, then a rename)."""
-    path = os.fspath(path)
-    directory = os.path.dirname(path) or "."
-    fd, temp = tempfile.mkstemp(prefix=".replay-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(replay, handle, separators=(",", ":"))
-            handle.write("\n")
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    write_atomic(path, json.dumps(replay, separators=(",", ":")) + "\n", mode=0o600)
 
 
 def load_replay(path: str | os.PathLike[str]) -> dict[str, Any]:

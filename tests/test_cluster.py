@@ -29,6 +29,7 @@ from conftest import FIXED_BOT_SOURCE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Rules
+from ohseven.referee.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.cluster import (
     ClusterError,
     ClusterPool,
@@ -42,9 +43,7 @@ from ohseven.referee.records import BotSpec, MatchSpec
 from ohseven.referee.schedule import build_schedule
 from ohseven.referee.store import Store
 from ohseven.referee.tourney import (
-    LEADERBOARD_NAME,
     STAGING_NAME,
-    Leaderboard,
     run_tournament,
     sandbox_config,
 )

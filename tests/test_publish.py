@@ -50,7 +50,6 @@ from ohseven.referee.publish import (
     slugify,
     table_statistics,
     unique_slugs,
-    write_atomic,
 )
 from ohseven.referee.ratings import game_ranks, order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
@@ -572,13 +571,6 @@ class TestPublish:
         """A directory without a tournament raises PublishError naming it."""
         with pytest.raises(PublishError, match="no tournament database"):
             publish(tmp_path)
-
-    def test_write_atomic_replaces_whole_files(self, tmp_path: Path) -> None:
-        """write_atomic creates parent folders and replaces the content at once."""
-        path = tmp_path / "a" / "b.txt"
-        write_atomic(path, "one")
-        write_atomic(path, b"two")
-        assert path.read_text() == "two" and list(path.parent.iterdir()) == [path]
 
 
 class TestCommandLine:

@@ -10,6 +10,7 @@ import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import OH_HELL, OH_SEVEN, competition_ranks, new_game
+from ohseven.referee.board import Leaderboard
 from ohseven.referee.ratings import (
     DRAW_PROBABILITY,
     Ratings,
@@ -21,7 +22,6 @@ from ohseven.referee.ratings import (
     rate_games,
 )
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
-from ohseven.referee.tourney import Leaderboard
 
 NAMES = ("a", "b", "c", "d")
 
