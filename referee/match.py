@@ -13,9 +13,7 @@ a bot that hangs, floods, crashes or lies cannot hang the match.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import random
 import resource
 import secrets
 import shutil
@@ -28,8 +26,9 @@ from typing import Any
 import attrs
 import zmq
 
-from ..core.feed import EventFeed, game_event
-from ..core.rules import OH_SEVEN, Game, Phase, Rules, RulesError, new_game
+from ..core import seeds
+from ..core.rules import OH_SEVEN, Game, Rules, RulesError, new_game
+from ..core.table import Fallback, OnMove, RandomFallback, Table
 from . import protocol as wire
 from .records import BotSpec, Fault, FaultStatus, GameRecord, MatchResult, MatchSpec, TimeControl
 from .replay import save_replay, to_replay
@@ -56,9 +55,6 @@ _SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
 _NOBLOCK = int(zmq.NOBLOCK)
 # the options as their enum members: pyzmq converts a plain int to one on every call
 _RCVTIMEO, _RCVMORE = zmq.SocketOption.RCVTIMEO, zmq.SocketOption.RCVMORE
-
-
-_KIND = {phase: phase.value for phase in Phase}  # a request's kind in each phase
 
 #: Connections a bot may open to its endpoint (before its hello: the endpoint's file is removed
 #: at the hello); one more and it is faulted ``protocol`` and killed.
@@ -172,32 +168,51 @@ class _Bot:
         )
 
 
-class _GameState:
-    """What the referee tracks while one game is played."""
+class _BotLink:
+    """The link of a bot process to its seat (:class:`~ohseven.core.table.Link`): requests
+    go out on the referee's socket, replies come back through :meth:`_Referee.wait`."""
 
-    def __init__(self, index: int, game: Game, seats: list[_Bot], spec: MatchSpec) -> None:
-        self.index = index
-        self.game = game
-        self.seats = seats
-        self.seat_of = {bot.index: seat for seat, bot in enumerate(seats)}
-        self.codec = wire.MoveCodec(game)
-        tc = spec.time_control
-        self.banks = [tc.bank_seconds] * len(seats)
-        self.outstanding: dict[int, wire.Request] = {}
-        self.faults: list[Fault] = []
-        self.rngs: dict[int, random.Random] = {}
-        self.fallback_seed = spec.fallback_seed
-        self.feeds = [
-            EventFeed(game, seat, prefix=[game_event(game, index, seat)])
-            for seat in range(len(seats))
-        ]
+    synchronous = False
+    __slots__ = ("referee", "bot")
 
-    def fallback(self, seat: int) -> None:
-        rng = self.rngs.get(seat)
-        if rng is None:
-            rng = self.rngs[seat] = random.Random(f"{self.fallback_seed}:{self.index}:{seat}")
-        legal = list(self.game.legal_moves(seat))
-        self.game.push(seat, legal[rng.randrange(len(legal))])
+    def __init__(self, referee: _Referee, bot: _Bot) -> None:
+        self.referee = referee
+        self.bot = bot
+
+    def usable(self) -> bool:
+        return self.bot.active
+
+    def wake(self) -> None:
+        process = self.bot.process
+        if process is not None:
+            process.thaw()
+
+    def send(self, table: Table, request: wire.Request, events: list[dict[str, Any]]) -> None:
+        bot = self.bot
+        connection = bot.connection
+        assert connection is not None
+        frame = connection.request(request, events)
+        rid = bot.routing_id
+        assert rid is not None
+        send = self.referee.socket.send
+        try:  # as ``_Referee._send``, inline on the hot path
+            send(rid, _SEND_MORE)
+            send(frame, _NOBLOCK)
+        except zmq.ZMQError:
+            pass  # a peer that is gone or has a full queue loses the frame and will time out
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        self.referee._send(self.bot.routing_id, wire.events_message(events))
+
+    def faulted(
+        self, table: Table, seat: int, status: FaultStatus, request: wire.Request | None
+    ) -> None:
+        bot = self.bot
+        if bot.connection is not None:
+            bot.connection.expire()
+        if request is not None and bot.process is not None:
+            bot.process.freeze()  # it owes no decision any more
+        self.referee._count(bot, status)
 
 
 class _Referee:
@@ -224,7 +239,11 @@ class _Referee:
             _open_fds() + FD_RESERVE + sum(_capacity(self._sandbox_for(b)) for b in spec.bots)
         )
         self.next_id = 1
-        self.state: _GameState | None = None
+        self.state: Table | None = None
+        self.seat_of: dict[int, int] = {}  # bot index -> seat in the game being played
+        self.codec: wire.MoveCodec | None = None
+        self.bots_at: list[_Bot | None] = []
+        self.extra_env: dict[str, str] = {}  # added to every bot's environment
         self.last_check = 0.0
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
         # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
@@ -330,16 +349,10 @@ class _Referee:
         return attrs.evolve(config, limits=limits)
 
     def _bot_seed(self, bot: _Bot) -> int:
-        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:bot:{bot.index}:{bot.launches}"
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+        return seeds.bot_seed(self.spec.fallback_seed, self.spec.match_id, bot.index, bot.launches)
 
     def _id_jump(self, bot: _Bot) -> int:
-        """How far the request ids jump before a new process of ``bot``: 2**24 plus an offset
-        below 2**24 unknown to the bots, so that its first id says next to nothing about how
-        many requests came before, a count its predecessor could have steered (rebids) to pass
-        on what it saw; small enough for a match's ids to stay far from 64 bits."""
-        text = f"{self.spec.fallback_seed}:{self.spec.match_id}:ids:{bot.index}:{bot.launches}"
-        return (1 << 24) + int.from_bytes(hashlib.sha256(text.encode()).digest()[:3], "big")
+        return seeds.id_jump(self.spec.fallback_seed, self.spec.match_id, bot.index, bot.launches)
 
     def _launch(self, bots: list[_Bot]) -> None:
         """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
@@ -362,6 +375,7 @@ class _Referee:
                 "OHSEVEN_NAME": bot.spec.name,
                 # a seed for the bot's own randomness: the same match replays the same games
                 "OHSEVEN_SEED": str(self._bot_seed(bot)),
+                **self.extra_env,
             }
             bot.process = BotProcess(
                 list(bot.spec.command),
@@ -434,19 +448,18 @@ class _Referee:
         self._unbind(bot)
 
     def _fault(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
+        """A fault of ``bot``: the table's (and its link's) business during a game of it, else
+        carried to its next game."""
         state = self.state
-        seat = state.seat_of.get(bot.index) if state is not None else None
+        seat = self.seat_of.get(bot.index) if state is not None else None
         if state is None or seat is None:
             bot.carry.append((status, detail))
+            self._count(bot, status)
         else:
-            state.faults.append(Fault(seat, status, detail))
-            request = state.outstanding.pop(seat, None)
-            if bot.connection is not None:
-                bot.connection.expire()
-            if request is not None and bot.process is not None:
-                bot.process.freeze()  # it owes no decision any more
-            if request is not None and not state.game.is_over and seat in state.game.to_act:
-                state.fallback(seat)
+            state.fault(seat, status, detail)  # the link's ``faulted`` counts it
+
+    def _count(self, bot: _Bot, status: FaultStatus) -> None:
+        """Count a fault of ``bot`` in the match; drop it at ``drop_after_faults``."""
         if status is FaultStatus.DROPPED:
             return
         bot.faults += 1
@@ -560,9 +573,10 @@ class _Referee:
         rid = frames[0]
         bot = self.by_rid.get(rid)
         state = self.state
+        codec = self.codec
         connection = bot.connection if bot is not None else None
-        if connection is not None and state is not None and len(frames) == 2:
-            answer = connection.accept(frames[1], state.codec)
+        if connection is not None and codec is not None and len(frames) == 2:
+            answer = connection.accept(frames[1], codec)
             if answer is not None:  # the usual case: the legal move asked for
                 self._apply(state, *answer)
                 return
@@ -573,33 +587,26 @@ class _Referee:
             if bot is None and type(message) is wire.Hello:
                 self._hello(rid, message)
             return  # unauthenticated frames are dropped
-        result = connection.receive(message, state.codec if state else None)
+        result = connection.receive(message, codec)
         if result is None or isinstance(result, wire.Late):
             return
         if isinstance(result, wire.Accepted):
             connection.answered()
             assert state is not None  # a move is accepted only during a game
-            if result.error is not None:  # recorded, not counted towards dropping the bot
-                state.faults.append(Fault(result.request.seat, FaultStatus.BOT_ERROR, result.error))
-            self._apply(state, result.request, result.move)
+            self._apply(state, result.request, result.move, result.error)
             return
         self._fault(bot, result.status, result.detail)
 
-    def _apply(self, state: _GameState, request: wire.Request, move: Any) -> None:
-        """Play the accepted ``move`` answering ``request``; charge any overtime to the bank."""
-        seat = request.seat
-        state.outstanding.pop(seat, None)
-        over = time.monotonic() - request.sent - self.spec.time_control.move_seconds
-        process = state.seats[seat].process
+    def _apply(
+        self, state: Table | None, request: wire.Request, move: Any, error: str | None = None
+    ) -> None:
+        """Hand the accepted ``move`` answering ``request`` to the table."""
+        assert state is not None  # a move is accepted only during a game
+        bot = self.bots_at[request.seat]
+        process = bot.process if bot is not None else None
         if process is not None:  # its reply is in: it owes no decision until the next request
             process.freeze()
-        if over > 0:
-            state.banks[seat] = max(0.0, state.banks[seat] - over)
-        try:
-            state.game.push(seat, move)
-        except RulesError as error:  # the codec checked the legal list: should not happen
-            state.faults.append(Fault(seat, FaultStatus.ILLEGAL, str(error)))
-            state.fallback(seat)
+        state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: wire.Hello) -> None:
         for bot in self.bots:
@@ -673,6 +680,59 @@ class _Referee:
         if stale:
             self._launch(stale)
 
+    def link(self, bot: _Bot) -> _BotLink:
+        """The link of ``bot``'s process to its seat."""
+        return _BotLink(self, bot)
+
+    def play(
+        self,
+        index: int,
+        game: Game,
+        links: list[Any],
+        bots_at: list[_Bot | None],
+        fallback: Fallback,
+        on_move: OnMove | None = None,
+        finish: bool = True,
+    ) -> Table:
+        """Play ``game`` (game ``index`` of the match) on the one loop: ``links`` per seat,
+        ``bots_at`` the referee's bot in each seat (None: an in-process seat). The bots'
+        carried faults open the game's faults; with ``finish`` they are told its end."""
+        clock = self.spec.time_control
+        state = Table(
+            game,
+            links,
+            index=index,
+            move_seconds=clock.move_seconds,
+            bank_seconds=clock.bank_seconds,
+            fallback=fallback,
+            transport=self,
+            first_id=self.next_id,
+            on_move=on_move,
+        )
+        self.seat_of = {bot.index: seat for seat, bot in enumerate(bots_at) if bot is not None}
+        self.bots_at = bots_at
+        for seat, bot in enumerate(bots_at):
+            if bot is None:
+                continue
+            carried = [status for status, _ in bot.carry]
+            for status, detail in bot.carry:
+                state.faults.append(Fault(seat, status, detail))
+            bot.carry.clear()
+            if bot.dropped and FaultStatus.DROPPED not in carried:
+                state.faults.append(Fault(seat, FaultStatus.DROPPED, "dropped"))
+        self.codec = wire.MoveCodec(game)
+        self.state = state
+        try:
+            state.run()
+            if finish:
+                state.finish()
+        finally:
+            self.next_id = state.next_id
+            self.state = None
+            self.codec = None
+            self.seat_of = {}
+        return state
+
     def play_game(self, index: int) -> GameRecord:
         spec = self.spec
         seats = [self.bots[b] for b in spec.seatings[index]]
@@ -684,20 +744,9 @@ class _Referee:
             if bot.process is not None:
                 bot.seen.add(spec.seeds[index])
         game = new_game(spec.rules, len(seats), spec.seeds[index])
-        state = self.state = _GameState(index, game, seats, spec)
-        for bot in seats:
-            carried = [status for status, _ in bot.carry]
-            for status, detail in bot.carry:
-                state.faults.append(Fault(state.seat_of[bot.index], status, detail))
-            bot.carry.clear()
-            if bot.dropped and FaultStatus.DROPPED not in carried:
-                state.faults.append(Fault(state.seat_of[bot.index], FaultStatus.DROPPED, "dropped"))
-        self._loop(state)
-        for seat, bot in enumerate(seats):
-            events = state.feeds[seat].take()
-            if bot.active and events:
-                self._send(bot.routing_id, wire.events_message(events))
-        self.state = None
+        links = [self.link(bot) for bot in seats]
+        fallback = RandomFallback(f"{spec.fallback_seed}:{index}")
+        state = self.play(index, game, links, list(seats), fallback)
         result = game.result()
         record = GameRecord(
             match_id=spec.match_id,
@@ -716,70 +765,13 @@ class _Referee:
             record = attrs.evolve(record, replay_path=path)
         return record
 
-    def _loop(self, state: _GameState) -> None:
-        # The hot path: a reply is handled, then the next request goes out at once; the
-        # bookkeeping (process checks, timeouts) comes after the sends, before the next wait.
-        game = state.game
-        move_seconds = self.spec.time_control.move_seconds
-        outstanding = state.outstanding
-        seats, banks, feeds, codec = state.seats, state.banks, state.feeds, state.codec
-        monotonic = time.monotonic
-        send = self.socket.send
-        while not game.is_over:
-            fell_back = False
-            for seat in game.to_act:
-                if seat in outstanding:
-                    continue
-                bot = seats[seat]
-                if not bot.active:
-                    state.fallback(seat)
-                    fell_back = True
-                    break
-                process, connection, rid = bot.process, bot.connection, bot.routing_id
-                assert process is not None and connection is not None and rid is not None
-                process.thaw()  # before the clock starts: thawing is the referee's time
-                legal, count = codec.legal_to_wire(seat)
-                bank = banks[seat]
-                now = monotonic()
-                request = wire.Request(
-                    self.next_id,
-                    seat,
-                    _KIND[game.phase],
-                    legal,
-                    count,
-                    now,
-                    now + move_seconds + bank,
-                    int(bank * 1000),
-                )
-                self.next_id += 1
-                outstanding[seat] = request
-                frame = connection.request(request, feeds[seat].take())
-                try:  # as ``_send``, inline on the hot path
-                    send(rid, _SEND_MORE)
-                    send(frame, _NOBLOCK)
-                except zmq.ZMQError:
-                    pass
-            if fell_back or not outstanding:
-                continue
-            now = monotonic()
-            if now >= self.last_check + _PROCESS_CHECK_SECONDS:
-                self._check_processes()
-            if len(outstanding) == 1:
-                first = next(iter(outstanding.values())).deadline
-            else:
-                first = min(r.deadline for r in outstanding.values()) if outstanding else now
-            if now < first:
-                self._pump(first - now)
-                continue
-            for seat, request in list(outstanding.items()):
-                if now >= request.deadline and outstanding.get(seat) is request:
-                    banks[seat] = 0.0
-                    self._fault(
-                        seats[seat],
-                        FaultStatus.TIMEOUT,
-                        f"no reply to request {request.id} ({request.kind}) "
-                        f"within {(request.deadline - request.sent) * 1000:.0f} ms",
-                    )
+    def wait(self, table: Table, timeout: float) -> None:
+        """The table's transport: check the processes now and then, and handle a message
+        arriving within ``timeout`` (0: only the checks)."""
+        if time.monotonic() >= self.last_check + _PROCESS_CHECK_SECONDS:
+            self._check_processes()
+        if timeout > 0:
+            self._pump(timeout)
 
     # -- the end
 

@@ -27,6 +27,7 @@ import msgpack
 from ..core.cards import Deck
 from ..core.names import PROTOCOL_VERSION
 from ..core.rules import OH_HELL, Game
+from ..core.table import Request
 from ..core.wire import legal_to_wire, move_to_wire
 from .records import FaultStatus
 
@@ -286,22 +287,6 @@ class MoveCodec:
 
 
 # --------------------------------------------------------------------------- connection state
-
-
-@attrs.define(eq=False)
-class Request:
-    """One decision asked of a bot."""
-
-    id: int
-    seat: int
-    kind: str
-    legal: list[Any]
-    count: int
-    sent: float  # monotonic time it was sent
-    deadline: float  # monotonic time it times out
-    bank_ms: int = 0  # what was left of the seat's bank when it was sent
-    #: ``legal`` as a set for long lists; empty or None: ``legal`` itself is searched
-    legal_set: frozenset | None = None
 
 
 @attrs.frozen

@@ -23,7 +23,6 @@ import json
 import os
 import re
 import sys
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -141,7 +140,7 @@ def ask(
     """Start ``bot`` as a match does, send it the request of ``decision`` (with every event its
     seat had been sent by then), wait for its answer (bounded), shut it down."""
     from . import protocol as wire
-    from .match import DEFAULT_DROP_AFTER_FAULTS, _Bot, _Referee
+    from .match import DEFAULT_DROP_AFTER_FAULTS, _Referee
 
     game = rebuild(replay, decision)
     seat = decision.seat
@@ -156,8 +155,6 @@ def ask(
 
     class Replayer(_Referee):
         raw: Any = None
-        seconds: float | None = None
-        accepted = False
 
         def _handle(self, frames: list[bytes]) -> None:
             if len(frames) == 2 and self.raw is None:
@@ -166,88 +163,78 @@ def ask(
                     self.raw = message.move
             super()._handle(frames)
 
-        def _apply(self, state: Any, request: wire.Request, move: Any) -> None:
-            self.seconds = time.monotonic() - request.sent
-            self.accepted = True
-            super()._apply(state, request, move)
-
     referee = Replayer(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
     (real,) = referee.bots
-    # the other seats play no part: the request is one decision of this seat
-    seats = [
-        real if s == seat else _Bot(-1 - s, attrs.evolve(bot, name=f"seat {s}"))
-        for s in range(game.players)
-    ]
-    for other in seats:
-        other.dropped = other is not real
     try:
         referee._launch(referee.bots)
-        sent = _exchange(referee, real, game, seats, spec, index, seat) if real.active else None
+        sent = _exchange(referee, real, game, index, seat) if real.active else None
     finally:
-        referee.state = None
         logs = referee.close()
     output = logs.get(bot.name, "")
     if sent is None:
         status, detail = real.carry[0] if real.carry else (FaultStatus.NO_START, "no hello")
         return Answer([], 0, 0, fault=Fault(seat, status, detail), output=output, started=False)
-    legal, count, events, faults = sent
+    legal, count, events, faults, seconds = sent
     return Answer(
         legal,
         count,
         events,
         referee.raw,
-        referee.accepted and not any(f.status is not FaultStatus.BOT_ERROR for f in faults),
-        referee.seconds,
+        seconds is not None and not any(f.status is not FaultStatus.BOT_ERROR for f in faults),
+        seconds,
         faults[0] if faults else None,
         output,
     )
 
 
-def _exchange(
-    referee: Any, real: Any, game: Game, seats: list[Any], spec: MatchSpec, index: int, seat: int
-) -> tuple[list[Any], int, int, list[Fault]]:
-    """Send the request as ``match._loop`` does and wait for its answer or fault (bounded):
-    the legal moves and count sent, the events sent and the faults."""
-    from . import protocol as wire
-    from .match import _KIND, _GameState
+class _Idle:
+    """The other seats of a replayed decision: never asked, since the table stops at the
+    replayed seat's decision and in-process seats move after the bot's."""
 
-    state = referee.state = _GameState(index, game, seats, spec)
-    real.process.thaw()  # before the clock starts, as in a match
-    legal, count = state.codec.legal_to_wire(seat)
-    events = state.feeds[seat].take()
-    clock = spec.time_control
-    bank = clock.bank_seconds
-    now = time.monotonic()
-    request = wire.Request(
-        referee.next_id,
-        seat,
-        _KIND[game.phase],
-        legal,
-        count,
-        now,
-        now + clock.move_seconds + bank,
-        int(bank * 1000),
+    synchronous = True
+
+    def usable(self) -> bool:
+        return True
+
+    def wake(self) -> None:
+        pass
+
+    def send(self, table: Any, request: Any, events: list[dict[str, Any]]) -> None:
+        raise AssertionError(f"seat {request.seat} of a replayed decision was asked")
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        pass
+
+    def faulted(self, table: Any, seat: int, status: FaultStatus, request: Any) -> None:
+        pass
+
+
+def _exchange(
+    referee: Any, real: Any, game: Game, index: int, seat: int
+) -> tuple[list[Any], int, int, list[Fault], float | None]:
+    """Ask the decision on the referee's loop (as a match does) and stop at its answer or
+    fault (bounded): the legal moves and count sent, the events sent, the faults, and the
+    seconds to a legal answer (None: the fallback played)."""
+    from ..core.feed import EventFeed, game_event
+    from ..core.table import RandomFallback
+    from ..core.wire import legal_to_wire
+
+    legal, count = legal_to_wire(game, seat)
+    events = len(EventFeed(game, seat, prefix=[game_event(game, index, seat)]).take())
+    links = [referee.link(real) if s == seat else _Idle() for s in range(game.players)]
+    bots_at = [real if s == seat else None for s in range(game.players)]
+    took: list[float | None] = []
+
+    def on_move(mover: int, kind: str, move: Any, seconds: float | None) -> None:
+        if mover == seat:
+            took.append(seconds)
+            referee.state.stopped = True  # the table being played
+
+    table = referee.play(
+        index, game, links, bots_at, RandomFallback("replay"), on_move=on_move, finish=False
     )
-    referee.next_id += 1
-    state.outstanding[seat] = request
-    referee._send(real.routing_id, real.connection.request(request, events))
-    while seat in state.outstanding:
-        now = time.monotonic()
-        if now >= referee.last_check + 0.05:
-            referee._check_processes()
-            if seat not in state.outstanding:
-                break
-        if now >= request.deadline:
-            referee._fault(
-                real,
-                FaultStatus.TIMEOUT,
-                f"no reply to the request ({request.kind}) within "
-                f"{(request.deadline - request.sent) * 1000:.0f} ms",
-            )
-            break
-        referee._pump(request.deadline - now)
-    faults = [f for f in state.faults if f.status is not FaultStatus.DROPPED]
-    return legal, count, len(events), faults
+    faults = [f for f in table.faults if f.seat == seat and f.status is not FaultStatus.DROPPED]
+    return legal, count, events, faults, took[0] if took else None
 
 
 # --------------------------------------------------------------------------- the command

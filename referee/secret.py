@@ -20,6 +20,8 @@ import os
 import secrets
 from pathlib import Path
 
+from ..core.seeds import derive_seed
+
 __all__ = [
     "SECRET_NAME",
     "SECRET_BYTES",
@@ -41,12 +43,6 @@ SAFE_SEED_BITS = 128
 
 class SecretError(OSError):
     """The secret file is missing, damaged or cannot be written."""
-
-
-def derive_seed(secret: bytes, *parts: object) -> int:
-    """A 63-bit seed: HMAC-SHA256 of ``parts`` under ``secret`` (one-way, stable everywhere)."""
-    message = "/".join(str(part) for part in parts).encode()
-    return int.from_bytes(hmac.digest(secret, message, hashlib.sha256)[:8], "big") >> 1
 
 
 def secret_from_seed(seed: int) -> bytes:
