@@ -15,29 +15,23 @@ The exit status is 0 when every check passes, 1 otherwise (2 for a usage error).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
 import random
-import secrets
-import shutil
 import sys
-import tempfile
-import time
 from collections import Counter
 from typing import Any
 
 import attrs
-import zmq
 
-from ..core.feed import EventFeed, game_event
 from ..core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
+from ..core.table import RandomFallback, Request, Table
+from ..core.wire import move_to_wire
 from . import cgroups
-from . import protocol as wire
-from .records import BotSpec, Fault, FaultStatus, TimeControl
+from .records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from .replay import save_replay, to_replay
-from .sandbox import MODES, BotProcess, BotStartError, SandboxConfig, SandboxError, check_sandbox
+from .sandbox import MODES, SandboxConfig, SandboxError, check_sandbox
 from .secret import derive_seed, secret_from_seed
 from .staging import StagingError, staged_bots
 
@@ -52,7 +46,6 @@ __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "
 
 #: faults after which a check stops asking the bot (fallback moves finish the game)
 MAX_FAULTS_PER_CHECK = 3
-_POLL_SECONDS = 0.05
 _CLOCK = TimeControl()
 
 
@@ -181,7 +174,9 @@ def determinism_checks(games: tuple[str, ...], seed: int = 0) -> list[Check]:
 
 
 class _Session:
-    """One process of the bot, connected and welcomed, answering requests one at a time."""
+    """One process of the bot, started, watched and asked by the referee's own machinery (a
+    one-bot :class:`~ohseven.referee.match._Referee`: sandbox, hello, freezer, faults, time
+    bank), so that ``check-bot`` exercises the loop a tournament plays on."""
 
     def __init__(
         self,
@@ -191,146 +186,104 @@ class _Session:
         seed: int = 0,
         strict: bool = False,
     ) -> None:
-        self.spec = spec
-        self.config = config
-        self.clock = clock
-        self.next_id = 1
-        self.games = 0  # games played by this process: the index of the next one
-        self.dead = False
-        self.logs: list[str] = []
-        self.root = tempfile.mkdtemp(prefix="ohseven-check-")
-        os.chmod(self.root, 0o711)
-        self.socket_dir = os.path.join(self.root, secrets.token_hex(8))
-        os.mkdir(self.socket_dir, 0o700)
-        self.context = zmq.Context()
-        self.sock = self.context.socket(zmq.ROUTER)
-        self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.setsockopt(zmq.MAXMSGSIZE, wire.MAX_TRANSPORT_FRAME)
-        endpoint = f"ipc://{self.socket_dir}/referee"
-        self.sock.bind(endpoint)
-        self.secret = secrets.token_hex(16)
-        self.connection = wire.Connection(spec.name, self.secret)
-        self.rid: bytes | None = None
-        self.process = BotProcess(
-            list(spec.command),
-            name=spec.name,
-            bot_dir=spec.directory,
-            socket_dir=self.socket_dir,
-            env={
-                "OHSEVEN_ENDPOINT": endpoint,
-                "OHSEVEN_SECRET": self.secret,
-                "OHSEVEN_NAME": spec.name,
-                # as a tournament does: a bot seeded from it can replay its games exactly; one
-                # way from the seed, so that it does not give the deals away
-                "OHSEVEN_SEED": str(derive_seed(secret_from_seed(seed), "bot") >> 31),
-                # --strict: the SDK raises instead of covering the bot's errors up
-                **({"OHSEVEN_STRICT": "1"} if strict else {}),
-            },
-            config=config,
+        from .match import _Referee
+
+        match = MatchSpec(
+            match_id="check-bot",
+            rules=Rules.make(OH_SEVEN, ()),
+            bots=(spec,),
+            seatings=(),
+            seeds=(),
+            time_control=clock,
+            # as a tournament does: the bot's OHSEVEN_SEED follows from it, so a bot seeded
+            # from it replays its games exactly; one way from the seed (it gives no deal away)
+            fallback_seed=derive_seed(secret_from_seed(seed), "bot"),
         )
+        # faults never drop the bot: a check stops asking it after MAX_FAULTS_PER_CHECK
+        self.referee = _Referee(match, config, max_restarts=0, drop_after_faults=1 << 62)
+        if strict:  # the SDK raises instead of covering the bot's errors up
+            self.referee.extra_env = {"OHSEVEN_STRICT": "1"}
+        (self.bot,) = self.referee.bots
+        self.games = 0  # games played by this process: the index of the next one
+
+    @property
+    def dead(self) -> bool:
+        return not self.bot.active
 
     def start(self) -> Fault | None:
-        """Start the process and wait for its hello; the ``no_start`` fault if it fails."""
-        try:
-            self.process.start()
-        except BotStartError as error:
-            self.dead = True
-            return Fault(0, FaultStatus.NO_START, str(error))
-        deadline = time.monotonic() + self.clock.start_seconds
-        while time.monotonic() < deadline:
-            code = self.process.poll()
-            if code is not None:
-                self.dead = True
-                why = f"exited with code {code} before hello{self.process.hint()}"
-                return Fault(0, FaultStatus.NO_START, why)
-            if not self.sock.poll(int(_POLL_SECONDS * 1000)):
-                continue
-            rid, message = self._receive()
-            if type(message) is wire.Hello and self.rid is None:
-                answer = self.connection.hello(message)
-                if answer is not None:
-                    self.rid = rid
-                    self._send(answer)
-                    return None
-                if message.problem is not None and message.secret == self.secret:
-                    self._send(wire.error(message.problem), rid)
-                    self.dead = True
-                    return Fault(0, FaultStatus.PROTOCOL, f"hello refused: {message.problem}")
-                self._send(wire.error("unknown secret or protocol"), rid)
-        self.dead = True
-        return Fault(0, FaultStatus.NO_START, f"no hello within {self.clock.start_seconds:g} s")
+        """Start the process and wait for its hello; its first fault if it fails."""
+        self.referee._launch([self.bot])
+        carry = self.bot.carry
+        fault = Fault(0, *carry[0]) if carry else None
+        carry.clear()
+        return fault
 
-    def _receive(self) -> tuple[bytes, Any]:
-        frames = self.sock.recv_multipart()
-        if len(frames) != 2:
-            return frames[0], wire.Invalid(FaultStatus.MALFORMED, f"{len(frames) - 1} frames")
-        return frames[0], wire.decode(frames[1])
-
-    def _send(self, frame: bytes, rid: bytes | None = None) -> None:
-        with contextlib.suppress(zmq.ZMQError):
-            self.sock.send_multipart([rid or self.rid or b"", frame], zmq.NOBLOCK)
-
-    def events(self, events: list[dict[str, Any]]) -> None:
-        if events and not self.dead:
-            self._send(wire.events_message(events))
-
-    def ask(
-        self, game: Game, codec: wire.MoveCodec, seat: int, events: list, bank: float
-    ) -> tuple[wire.Accepted | wire.Invalid, float]:
-        """Ask for ``seat``'s decision; the accepted move or the fault, and the time it took."""
-        legal, count = codec.legal_to_wire(seat)
-        now = time.monotonic()
-        request = wire.Request(
-            id=self.next_id,
-            seat=seat,
-            kind=game.phase.value,
-            legal=legal,
-            count=count,
-            sent=now,
-            deadline=now + self.clock.move_seconds + bank,
-            bank_ms=int(bank * 1000),
-            legal_set=frozenset(legal) if count == 0 else frozenset(),
-        )
-        self.next_id += 1
-        self._send(self.connection.request(request, events))
-        while True:
-            now = time.monotonic()
-            if now >= request.deadline:
-                self.connection.expire()
-                waited = (request.deadline - request.sent) * 1000
-                detail = f"no reply to request {request.id} ({request.kind}) within {waited:.0f} ms"
-                return wire.Invalid(FaultStatus.TIMEOUT, detail), now - request.sent
-            code = self.process.poll()
-            if code is not None:
-                self.dead = True
-                self.connection.close()
-                return wire.Invalid(FaultStatus.CRASH, f"exited with code {code}"), 0.0
-            if not self.sock.poll(int(min(request.deadline - now, _POLL_SECONDS) * 1000) + 1):
-                continue
-            rid, message = self._receive()
-            if rid != self.rid:
-                continue  # not the bot's connection: ignored, as the referee does
-            result = self.connection.receive(message, codec)
-            if result is None or isinstance(result, wire.Late):
-                continue
-            if type(result) is wire.Accepted:
-                self.connection.answered()
-                return result, time.monotonic() - request.sent
-            self.connection.expire()
-            return result, time.monotonic() - request.sent
+    def output(self) -> str:
+        """The bot's own output so far (stdout and stderr)."""
+        bot = self.bot
+        logs = [*bot.logs, bot.process.log() if bot.process is not None else ""]
+        return "\n".join(log for log in logs if log)
 
     def close(self) -> None:
-        if not self.dead and self.rid is not None:
-            self._send(wire.shutdown_message())
-            self.process.wait(2.0)
-        self.process.kill()
-        self.logs.append(self.process.log())
-        self.sock.close(0)
-        self.context.term()
-        shutil.rmtree(self.root, ignore_errors=True)
+        self.referee.close()
 
 
 # --------------------------------------------------------------------------- one game
+
+
+class _Opponent:
+    """An in-process seat playing :func:`_opponent`'s moves."""
+
+    synchronous = True
+
+    def __init__(self, check: Check, rng: random.Random) -> None:
+        self.check = check
+        self.rng = rng
+
+    def usable(self) -> bool:
+        return True
+
+    def wake(self) -> None:
+        pass
+
+    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+        table.answer(request, _opponent(table.game, request.seat, self.check, self.rng))
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        pass
+
+    def faulted(self, table: Table, seat: int, status: FaultStatus, request: Any) -> None:
+        pass
+
+
+class _Limited:
+    """The bot's link, asked until it has ``MAX_FAULTS_PER_CHECK`` faults in the check (then
+    fallback moves finish the game); ``link`` None: never asked (it did not start)."""
+
+    synchronous = False
+
+    def __init__(self, link: Any, session: _Session | None) -> None:
+        self.link = link
+        self.session = session
+
+    def usable(self) -> bool:
+        if self.link is None or self.session is None or not self.link.usable():
+            return False
+        table = self.session.referee.state
+        return table is not None and len(table.faults) < MAX_FAULTS_PER_CHECK
+
+    def wake(self) -> None:
+        self.link.wake()
+
+    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+        self.link.send(table, request, events)
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        self.link.tell(events)
+
+    def faulted(self, table: Table, seat: int, status: FaultStatus, request: Any) -> None:
+        if self.link is not None:
+            self.link.faulted(table, seat, status, request)
 
 
 def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
@@ -356,53 +309,44 @@ def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
 def play_check(
     session: _Session | None, check: Check, clock: TimeControl
 ) -> tuple[CheckResult, Game]:
-    """Play ``check`` with the bot in ``session`` (None: fallback moves for it throughout)."""
+    """Play ``check`` on the referee's loop with the bot in ``session`` in its seat (None:
+    fallback moves for it throughout) and in-process opponents in the others."""
     game = new_game(check.rules(), check.players, check.seed, stacked_decks=check.stacked)
-    codec = wire.MoveCodec(game)
     index = session.games if session is not None else 0
-    feed = EventFeed(game, check.seat, prefix=[game_event(game, index, check.seat)])
     rng = random.Random(f"check:{check.seed}")
-    fallback_rng = random.Random(f"fallback:{check.seed}")
-    faults: list[Fault] = []
     seconds: list[tuple[str, float]] = []
     moves: list[Any] = []
-    bank = clock.bank_seconds
     rebids = 0
-    while not game.is_over:
-        to_act = game.to_act
-        if check.seat not in to_act:
-            seat = to_act[-1] if len(to_act) > 1 else to_act[0]
-            game.push(seat, _opponent(game, seat, check, rng))
-            continue
-        kind = game.phase.value
+
+    def on_move(seat: int, kind: str, move: Any, took: float | None) -> None:
+        nonlocal rebids
+        if seat != check.seat:
+            return
         if kind == "bid" and getattr(game, "attempt", 0) > 0:
             rebids += 1
-        asking = session is not None and not session.dead and len(faults) < MAX_FAULTS_PER_CHECK
-        if asking:
-            assert session is not None
-            outcome, took = session.ask(game, codec, check.seat, feed.take(), bank)
-            if isinstance(outcome, wire.Accepted):
-                if outcome.error is not None:  # the bot's code failed; its substitute is played
-                    faults.append(Fault(check.seat, FaultStatus.BOT_ERROR, outcome.error))
-                game.push(check.seat, outcome.move)
-                moves.append(codec.move_to_wire(kind, outcome.move))
-                seconds.append((kind, took))
-                bank = max(0.0, bank - max(0.0, took - clock.move_seconds))
-                continue
-            faults.append(Fault(check.seat, outcome.status, outcome.detail))
-            if outcome.status is FaultStatus.TIMEOUT:
-                bank = 0.0
+        if took is None:
+            moves.append(None)
         else:
-            feed.take()
-        legal = list(game.legal_moves(check.seat))
-        move = legal[fallback_rng.randrange(len(legal))]
-        game.push(check.seat, move)
-        moves.append(None)
-    if session is not None:
-        session.events(feed.take())
+            moves.append(move_to_wire(game, kind, move))
+            seconds.append((kind, took))
+
+    live = session is not None and not session.dead
+    links: list[Any] = [_Opponent(check, rng) for _ in range(check.players)]
+    fallback = RandomFallback(f"fallback:{check.seed}")
+    if live:
+        assert session is not None
+        links[check.seat] = _Limited(session.referee.link(session.bot), session)
+        bots_at: list[Any] = [None] * check.players
+        bots_at[check.seat] = session.bot
+        table = session.referee.play(index, game, links, bots_at, fallback, on_move)
         session.games += 1
+    else:
+        links[check.seat] = _Limited(None, None)
+        table = Table(game, links, index=index, fallback=fallback, on_move=on_move)
+        table.run()
+    faults = tuple(f for f in table.faults if f.seat == check.seat)
     redeals = sum(1 for event in game.events if event["type"] == "redeal")
-    result = CheckResult(check, tuple(faults), tuple(seconds), tuple(moves), rebids, redeals)
+    result = CheckResult(check, faults, tuple(seconds), tuple(moves), rebids, redeals)
     return result, game
 
 
@@ -444,7 +388,7 @@ def check_bot(
                 fault = attrs.evolve(start_fault, seat=check.seat)
                 result = attrs.evolve(result, faults=(fault, *result.faults))
             if not result.passed:
-                result = attrs.evolve(result, output=output_tail(session.process.log()))
+                result = attrs.evolve(result, output=output_tail(session.output()))
             results.append(result)
             failures += not result.passed
             if replay_dir is not None:

@@ -462,37 +462,68 @@ def local_game(
     illegal answer of a bot propagates (:class:`BotAnswerError`); without it the runner's safety
     nets apply. ``table`` goes to :func:`~ohseven.core.rules.new_game` (e.g. ``ranks``).
     """
-    from ..core.feed import EventFeed, game_event
     from ..core.rules import new_game
-    from ..core.wire import legal_to_wire, move_from_wire
+    from ..core.seeds import driver_seed
+    from ..core.table import RandomFallback, Table
 
-    players = len(bots)
-    engine = new_game(game, players, seed, options, **table)
-    drivers = [
-        Driver(bot, strict=strict, rng=random.Random(seed * 1000 + s)) for s, bot in enumerate(bots)
+    engine = new_game(game, len(bots), seed, options, **table)
+    links = [
+        _DriverLink(Driver(bot, strict=strict, rng=random.Random(driver_seed(seed, s))), time_ms)
+        for s, bot in enumerate(bots)
     ]
-    feeds = [EventFeed(engine, s, prefix=[game_event(engine, index, s)]) for s in range(players)]
-    request_id = 0
-    while not engine.is_over:
-        seat = engine.to_act[0]
-        kind = engine.phase.value
-        legal, count = legal_to_wire(engine, seat)
-        request_id += 1
-        request = {
-            "type": "request",
-            "id": request_id,
-            "kind": kind,
-            "events": feeds[seat].take(),
-            "legal": legal,
-            "count": count,
-            "time_ms": time_ms,
-            "bank_ms": 10 * time_ms,
-        }
-        move = drivers[seat].decide(request)
-        engine.push(seat, move_from_wire(engine, kind, move))
-    for seat, driver in enumerate(drivers):
-        driver.feed(feeds[seat].take())
+    # the referee's loop; the fallback plays only for an answer the codec refuses (not strict)
+    played = Table(engine, links, index=index, fallback=RandomFallback(f"local:{seed}:{index}"))
+    played.run()
+    played.finish()
     return engine.result()
+
+
+class _DriverLink:
+    """A seat of :func:`local_game`: the bot in-process behind its :class:`Driver`, sent the
+    request message the referee would send, its answer read by the core's move codec."""
+
+    synchronous = True
+    __slots__ = ("driver", "time_ms")
+
+    def __init__(self, driver: Driver, time_ms: int) -> None:
+        self.driver = driver
+        self.time_ms = time_ms
+
+    def usable(self) -> bool:
+        return True
+
+    def wake(self) -> None:
+        pass
+
+    def send(self, table: Any, request: Any, events: list[dict[str, Any]]) -> None:
+        from ..core.faults import FaultStatus
+        from ..core.wire import move_from_wire
+
+        kind = request.kind
+        message = {
+            "type": "request",
+            "id": request.id,
+            "kind": kind,
+            "events": events,
+            "legal": request.legal,
+            "count": request.count,
+            "time_ms": self.time_ms,
+            "bank_ms": 10 * self.time_ms,
+        }
+        driver = self.driver
+        move = driver.decide(message)
+        try:
+            engine_move = move_from_wire(table.game, kind, move)
+        except ValueError as error:
+            table.fault(request.seat, FaultStatus.MALFORMED, str(error))
+            return
+        table.answer(request, engine_move, driver.last_error)
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        self.driver.feed(events)
+
+    def faulted(self, table: Any, seat: int, status: Any, request: Any) -> None:
+        pass
 
 
 def local_match(
