@@ -23,33 +23,39 @@ printed, and the ratios of those: another load on the machine only ever slows a 
 every row gets the same number of chances at a quiet moment. The ``paired`` column is a second
 view of the same runs: each run's ratio to the floor run of its own repeat (measured seconds
 apart, so a slow spell of the machine touches both), the median over the repeats.
-The goal is a decision of the random bot in a match <= 1.3x the floor.
+The ``vs 4 echoes`` column is each run's ratio to the ``floor, 4 echoes`` run of its own
+repeat, the median over the repeats: the goal is the random bot in bwrap <= 1.3x there (a
+match of four bots wakes a process that slept through three decisions, as that floor does).
 
-Run: ``python benchmarks/protocol.py [--round-trips N] [--games N] [--repeat N] [--bot PATH]``
-(``--bot``: another Python bot file for the goal row).
+``--code DIR`` (repeatable) adds the goal rows of another checkout, in the same repeats,
+interleaved: each is a child process run with ``DIR/.venv/bin/python`` (that tree's editable
+install: its referee, SDK and random bot), so two versions are compared on the same machine
+at the same moments.
+
+Run: ``python benchmarks/protocol.py [--round-trips N] [--games N] [--repeat N] [--bot PATH]
+[--code DIR]`` (``--bot``: another Python bot file for the goal row).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import multiprocessing
 import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 import msgpack
 import zmq
-from ohseven.core.rules import Rules
-from ohseven.referee import cgroups
-from ohseven.referee.match import play_match
-from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-from ohseven.referee.replay import load_replay
-from ohseven.referee.sandbox import SandboxConfig, SandboxError, check_sandbox
+
+# The referee is imported by the functions that need it: this file is also the lean bot, run
+# in the sandbox, where an editable install shows a bot the SDK and the core, not the referee.
 
 REQUEST = {
     "type": "request",
@@ -138,6 +144,8 @@ def floor(round_trips: int, echoes: int = 1) -> float:
 
 def cgroup_cost(count: int = 200) -> float | None:
     """Seconds to create a bot's cgroup with its limits and remove it (None: no cgroups)."""
+    from ohseven.referee import cgroups
+
     if not cgroups.support().dirs:
         return None
     started = time.perf_counter()
@@ -150,6 +158,12 @@ def cgroup_cost(count: int = 200) -> float | None:
 
 def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> tuple[float, int]:
     """Seconds per decision in a real match of 4 copies of ``bot``, and the decisions."""
+    from ohseven.core.rules import Rules
+    from ohseven.referee.match import play_match
+    from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
+    from ohseven.referee.replay import load_replay
+    from ohseven.referee.sandbox import SandboxConfig
+
     replays = tempfile.mkdtemp(prefix="ohseven-bench-replays-")
     spec = MatchSpec(
         match_id="bench",
@@ -170,6 +184,30 @@ def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> 
     return seconds / decisions, decisions
 
 
+def match_in(code: str, games: int, mode: str) -> tuple[float, int]:
+    """:func:`match` of ``code``'s random bot, run by ``code``'s own interpreter and install."""
+    python = os.path.join(code, ".venv", "bin", "python")
+    if not os.access(python, os.X_OK):
+        raise SystemExit(f"--code {code}: no {python}")
+    out = subprocess.run(
+        [python, os.path.abspath(__file__), "--child-match", mode, str(games)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=code,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"--code {code}: the match failed:\n{out.stderr[-4000:]}")
+    per, decisions = json.loads(out.stdout.strip().splitlines()[-1])
+    return per, decisions
+
+
+def child_match(mode: str, games: str) -> int:
+    """The ``--code`` child: one goal-row match with this interpreter's install, as JSON."""
+    print(json.dumps(match((random_bot(),), int(games), mode)))
+    return 0
+
+
 def random_bot() -> str:
     """The SDK's example random bot (a file run with Python)."""
     spec = importlib.util.find_spec("ohseven.example_bots.random_bot")
@@ -178,12 +216,22 @@ def random_bot() -> str:
 
 
 def main() -> int:
+    from ohseven.referee import cgroups
+    from ohseven.referee.sandbox import SandboxConfig, SandboxError, check_sandbox
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--round-trips", type=int, default=4500)
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=5, help="runs of every row (best kept)")
     parser.add_argument(
         "--bot", help="a Python bot file for the goal row (default: the SDK's random bot)"
+    )
+    parser.add_argument(
+        "--code",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another checkout (with its .venv) whose goal rows run in the same repeats",
     )
     args = parser.parse_args()
     bots = {
@@ -211,21 +259,28 @@ def main() -> int:
             row = f"play_match {mode}, random bot, ponder on"
             per, decisions[row] = match(bots["random bot"], args.games, mode, ponder=True)
             runs.setdefault(row, []).append(per)
+            for code in args.code:
+                row = f"play_match {mode}, random bot of {os.path.basename(code.rstrip('/'))}"
+                per, decisions[row] = match_in(code, args.games, mode)
+                runs.setdefault(row, []).append(per)
     base = min(runs["floor"])
     print(
         f"best of {args.repeat} runs per row, and its ratio to the best floor; 'paired': the "
-        "median over the repeats of each run's ratio to the floor run of the same repeat"
+        "median over the repeats of each run's ratio to the floor run of the same repeat; "
+        "'vs 4 echoes': the same against the 'floor, 4 echoes' run of the same repeat"
     )
+    echoes = runs["floor, 4 echoes"]
     print(f"{'floor: msgpack round trip, ROUTER/DEALER ipc':<56} {base * 1e6:8.1f} us")
     for row, values in runs.items():
         if row == "floor":
             continue
         what = f"{row} ({decisions[row]} decisions)" if row in decisions else row
         paired = statistics.median(v / f for v, f in zip(values, runs["floor"], strict=True))
-        goal = "  (goal <= 1.3x)" if row.endswith("random bot") else ""
+        four = statistics.median(v / f for v, f in zip(values, echoes, strict=True))
+        goal = "  (goal <= 1.3x vs 4 echoes)" if row.endswith("bwrap, random bot") else ""
         print(
             f"{what:<56} {min(values) * 1e6:8.1f} us  {min(values) / base:5.2f}x"
-            f"  paired {paired:5.2f}x{goal}"
+            f"  paired {paired:5.2f}x  vs 4 echoes {four:5.2f}x{goal}"
         )
     for mode in modes:  # what freezing costs: ponder off against on, run by run
         off = runs[f"play_match {mode}, random bot"]
@@ -244,4 +299,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(lean_bot() if sys.argv[1:] == ["--lean-bot"] else main())
+    if sys.argv[1:] == ["--lean-bot"]:
+        sys.exit(lean_bot())
+    if sys.argv[1:2] == ["--child-match"]:
+        sys.exit(child_match(*sys.argv[2:4]))
+    sys.exit(main())
