@@ -1,7 +1,8 @@
 """Check a bot before a tournament: every kind of request, in the sandbox, with a clear report.
 
-BOT is a bot file or a quoted command line, as for ``match``. The bot is started in the
-sandbox and plays one game per check, in one seat, against in-process opponents that play
+BOT is a bot file or a quoted command line, as for ``match``. The bot is started, watched and
+asked by ``match``'s own machinery on the one referee loop (``core.table``), and plays one
+game per check, in one seat, against in-process opponents that play
 uniformly random legal moves (as the random example bot does): Oh-Seven for 2..9 players
 with and without the card pass, re-bids forced by an opponent that completes the bids to 7,
 a round dealt so that all 7 bid attempts are forced (then a redeal), and Oh Hell for 3..7
