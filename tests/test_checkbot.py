@@ -209,3 +209,16 @@ class TestBotErrors:
         check = data["checks"][0]
         assert check["faults"][0]["status"] == "crash"
         assert "ZeroDivisionError" in check["output_tail"]
+
+
+class TestTheMatchLoop:
+    def test_a_connection_flood_before_hello_is_faulted_as_in_a_match(self, capsys):
+        """check-bot starts the bot on the match's machinery: frames of a connection that
+        never says hello, past STRANGER_FRAMES, fail the first check as ``protocol``."""
+        argv = [*FAST, "--max-failures", "1", "--game", OH_HELL, f"{HOSTILE_BOT} strangers"]
+        code, data = check_json(capsys, *argv)
+        assert code == 1
+        first = data["checks"][0]
+        assert first["status"] == "fail"
+        assert first["faults"][0]["status"] == "protocol"
+        assert "no accepted hello" in first["faults"][0]["detail"]
