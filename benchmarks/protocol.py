@@ -282,6 +282,15 @@ def main() -> int:
             f"{what:<56} {min(values) * 1e6:8.1f} us  {min(values) / base:5.2f}x"
             f"  paired {paired:5.2f}x  vs 4 echoes {four:5.2f}x{goal}"
         )
+    for code in args.code:  # this tree against another checkout, run by run
+        name = os.path.basename(code.rstrip("/"))
+        for mode in modes:
+            ours = runs[f"play_match {mode}, random bot"]
+            theirs = runs[f"play_match {mode}, random bot of {name}"]
+            paired = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
+            print(
+                f"{'this tree / ' + name + ', ' + mode + ', random bot, paired':<56} {paired:8.2f}x"
+            )
     for mode in modes:  # what freezing costs: ponder off against on, run by run
         off = runs[f"play_match {mode}, random bot"]
         on = runs[f"play_match {mode}, random bot, ponder on"]
