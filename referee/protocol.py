@@ -10,8 +10,8 @@ move of the pending request (:class:`Accepted`), a late reply to an expired requ
 fault (``protocol``, ``illegal``, ``malformed``).
 
 :class:`MoveCodec` converts between the engine's int moves and their wire form (card names,
-trick counts, lists of card names), and :class:`EventFeed` hands each seat the events it may
-see, in order, with the ``"to"`` key of private events removed.
+trick counts, lists of card names) and classifies a bad answer (``malformed``, ``illegal``);
+:class:`Request` is the one referee loop's (``core.table``), re-exported here.
 """
 
 from __future__ import annotations
