@@ -289,9 +289,9 @@ def bench_matchmaking(root: Path, games: list[int]) -> None:
     from collections import Counter
 
     from ohseven.referee.board import Leaderboard
+    from ohseven.referee.feeds import matchmaking_ratings
     from ohseven.referee.ratings import Ratings
     from ohseven.referee.schedule import draw_wave
-    from ohseven.referee.tourney import matchmaking_ratings
 
     wave = 1000  # 250 tables of 4, one game per seat rotation each
     print(f"matchmaking: a wave of a league of 1,000 bots at tables of 4 ({wave:,} games)")

@@ -48,9 +48,9 @@ from typing import Any
 
 import attrs
 
+from .errors import TourneyError
 from .files import write_atomic
 from .records import BotSpec, GameRecord, MatchSpec
-from .tourney import TourneyError
 
 __all__ = [
     "ClusterError",
