@@ -32,7 +32,7 @@ from .display import Display
 from .errors import TourneyError
 from .feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
 from .files import write_json_atomic
-from .pool import LocalPool, Runner
+from .pool import LocalPool, Pool, Runner
 from .records import GameRecord, MatchResult, MatchSpec
 from .schedule import ScheduledMatch, schedule_size
 from .secret import (
@@ -347,7 +347,7 @@ def _play(
     played = 0
     output = Path(config.output)
     if cluster is None:
-        pool: Any = LocalPool(workers)
+        pool: Pool = LocalPool(workers)
     else:
         from .cluster import ClusterPool
 
@@ -410,7 +410,7 @@ def _play(
                 try:
                     kind, index, payload = pool.results.get(timeout=0.25)
                 except queue.Empty:
-                    for index, reason in pool.reap() if cluster is None else ():
+                    for index, reason in pool.reap():
                         if index in outstanding:
                             lost(index, reason)
                     if pool.alive() < min(workers, len(outstanding)):
