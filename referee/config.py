@@ -28,6 +28,8 @@ import yaml
 
 from ..core.rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
 from .records import BotSpec, TimeControl
+from .sandbox import MODES as SANDBOX_MODES  # the sandbox owns its modes and limits
+from .sandbox import Limits
 
 __all__ = [
     "ConfigError",
@@ -52,20 +54,10 @@ __all__ = [
 SCHEDULE_TYPES = ("round-robin", "gauntlet", "league")
 #: ``schedule.deals``: a deal of its own for every game, or each deal once per seat rotation
 DEAL_MODES = ("independent", "duplicate")
-SANDBOX_MODES = ("bwrap", "unsandboxed")
 #: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
 CLUSTER_BOTS = ("shared", "ship")
-#: resource limits of a bot (see ``sandbox.Limits``); all positive integers but ``cpus``.
-LIMIT_KEYS = (
-    "memory_mb",
-    "cpu_seconds",
-    "processes",
-    "file_size_mb",
-    "open_files",
-    "log_bytes",
-    "scratch_mb",
-    "cpus",
-)
+#: resource limits of a bot: the fields of ``sandbox.Limits``; all positive integers but ``cpus``.
+LIMIT_KEYS = tuple(field.name for field in attrs.fields(Limits))
 #: limits that are positive numbers (the others are positive integers)
 _NUMBER_LIMITS = ("cpus",)
 
