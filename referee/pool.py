@@ -30,7 +30,7 @@ __all__ = ["Job", "LocalPool", "Pool", "Results", "Runner"]
 Runner = Callable[..., MatchResult]
 
 #: what a pool plays: (match index, spec, sandbox, replay directory, runner).
-Job = tuple[int, MatchSpec, Any, "str | None", Runner]
+Job = tuple[int, MatchSpec, Any, str | None, Runner]
 
 
 class Results(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import venv
@@ -82,9 +83,18 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+@functools.cache
+def subcommand_modules() -> frozenset[str]:
+    """The modules ``ohseven-referee`` runs its subcommands from."""
+    from ohseven.referee.cli import commands
+
+    return frozenset(command.__name__.rsplit(".", 1)[-1] for command in commands().values())
+
+
 def is_cli(module: str) -> bool:
-    """A command-line module: ``cli`` or ``*_cli``."""
-    return module == "cli" or module.endswith("_cli")
+    """A command-line module: ``cli``, ``*_cli``, or one that ``cli`` runs a subcommand from
+    (``check-bot`` and ``simulate`` live in ``checkbot`` and ``simulate``)."""
+    return module == "cli" or module.endswith("_cli") or module in subcommand_modules()
 
 
 class TestModuleImports:
@@ -94,6 +104,11 @@ class TestModuleImports:
         assert "records" in graph["match"]  # from .records import ... (top level)
         assert "match" in graph["tourney"]  # from .match import play_match (in a function)
         assert {"tourney_cli", "match_cli"} <= graph["cli"]  # from . import a, b
+
+    def test_cli_modules_are_told_apart(self) -> None:
+        """``cli``, ``*_cli`` and the subcommands' modules are command-line modules."""
+        assert all(map(is_cli, ("cli", "tourney_cli", "match_cli", "checkbot", "simulate")))
+        assert not any(map(is_cli, ("tourney", "config", "pool", "match")))
 
     def test_no_import_cycle_among_referee_modules(self) -> None:
         """No two ``ohseven.referee`` modules import each other, directly or through others."""
@@ -106,7 +121,8 @@ class TestModuleImports:
         assert import_cycles({"a": {"b"}, "b": set()}) == []
 
     def test_no_library_module_imports_a_cli_module(self) -> None:
-        """Only command-line modules (``cli``, ``*_cli``) import command-line modules."""
+        """Only command-line modules (``cli``, ``*_cli``, subcommands) import command-line
+        modules."""
         graph = referee_imports()
         wrong = {
             module: sorted(filter(is_cli, targets))
