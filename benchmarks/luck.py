@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 from ohseven.core import rules as engine_rules
 from ohseven.core.cards import OH_SEVEN_DECK
+from ohseven.core.names import SUITS
 from ohseven.core.rules import OH_HELL, OH_SEVEN, Game, OhHellGame, OhSevenGame, Phase, Rules
 from ohseven.example_bots.heuristic_bot import HeuristicBot
 from ohseven.example_bots.montecarlo_bot import MonteCarloBot
@@ -133,7 +134,7 @@ def reference(game: Game, seat: int, rng: random.Random) -> Any:
             return abs(rank - estimate), label
 
         return min(game.legal_moves(seat), key=gap)
-    trump = None if game.trump is None else "CDHS"[game.trump]
+    trump = None if game.trump is None else SUITS[game.trump]
     estimate = estimate_tricks(hand, trump, name, game.players)
     return min(game.legal_moves(seat), key=lambda bid: (abs(bid - estimate), bid))
 
@@ -222,7 +223,7 @@ def redeal_others(
 def features(deal: Deal, seat: int, game: str) -> list[float]:
     """Features of a seat's hand on a deal (its position for Oh Hell)."""
     hand = deal["hands"][seat]
-    suits = [sum(1 for c in hand if c[1] == x) for x in "CDHS"]
+    suits = [sum(1 for c in hand if c[1] == x) for x in SUITS]
     if game == OH_SEVEN:
         ranks = [int(c[0]) for c in hand]
         return [*(float(ranks.count(r)) for r in range(8)), max(suits), min(suits)]

@@ -17,7 +17,7 @@ Rows:
   table size (the quickstart's bots plus a second random bot, 4 per table, 1 worker). Goal:
   under 5%.
 - ``matchmaking``: what drawing a league's next wave costs now that it uses the order-free
-  TrueSkill estimate: ``tourney.matchmaking_ratings`` (``ratings.order_free`` of every game so
+  TrueSkill estimate: ``feeds.matchmaking_ratings`` (``ratings.order_free`` of every game so
   far) plus ``schedule.draw_wave`` for a league of 1,000 bots at tables of 4 (a wave: 250
   tables, 1,000 games) after 1,000 to 100,000 made-up games, CPU seconds, against the
   sequential TrueSkill it replaces (kept incrementally by the board: the cost of a wave's
@@ -289,9 +289,9 @@ def bench_matchmaking(root: Path, games: list[int]) -> None:
     from collections import Counter
 
     from ohseven.referee.board import Leaderboard
+    from ohseven.referee.feeds import matchmaking_ratings
     from ohseven.referee.ratings import Ratings
     from ohseven.referee.schedule import draw_wave
-    from ohseven.referee.tourney import matchmaking_ratings
 
     wave = 1000  # 250 tables of 4, one game per seat rotation each
     print(f"matchmaking: a wave of a league of 1,000 bots at tables of 4 ({wave:,} games)")

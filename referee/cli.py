@@ -20,7 +20,7 @@ class MissingDependencyError(ImportError):
 def commands() -> dict[str, ModuleType]:
     """Subcommand -> the module that owns it (``configure(parser)`` and ``run(args) -> int``)."""
     try:
-        from . import checkbot, match_cli, publish_cli, replay_cli, simulate, tourney, view_cli
+        from . import checkbot, match_cli, publish_cli, replay_cli, simulate, tourney_cli, view_cli
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] in REFEREE_DEPENDENCIES:
             raise MissingDependencyError(
@@ -32,7 +32,7 @@ def commands() -> dict[str, ModuleType]:
         "simulate": simulate,
         "match": match_cli,
         "check-bot": checkbot,
-        "tourney": tourney,
+        "tourney": tourney_cli,
         "publish": publish_cli,
         "view": view_cli,
         "replay": replay_cli,

@@ -1,10 +1,10 @@
 """Play a tournament's matches on a Dask cluster instead of the local worker processes.
 
 ``cluster: tcp://HOST:8786`` in the configuration (or ``tourney --cluster ADDRESS``) hands the
-matches to :class:`ClusterPool`, which has the local pool's interface (``submit``,
-``close_input``, ``results``, ``alive``, ``stop``, ``join``). Everything else stays on the
-referee host: the database, the ratings, the leaderboard, the replays. Dask is imported only
-here, and only when a cluster is used (``pip install 'ohseven[cluster]'``).
+matches to :class:`ClusterPool`, which has the local pool's interface (``pool.Pool``:
+``submit``, ``close_input``, ``results``, ``reap``, ``alive``, ``stop``, ``join``). Everything
+else stays on the referee host: the database, the ratings, the leaderboard, the replays. Dask is
+imported only here, and only when a cluster is used (``pip install 'ohseven[cluster]'``).
 
 - One Dask task per match, with ``resources={"match": 1}`` and ``pure=False``: a worker started
   with ``--resources match=N`` plays at most N matches at once (N = its cores, or fewer for
@@ -48,9 +48,9 @@ from typing import Any
 
 import attrs
 
+from .errors import TourneyError
 from .files import write_atomic
 from .records import BotSpec, GameRecord, MatchSpec
-from .tourney import TourneyError
 
 __all__ = [
     "ClusterError",
@@ -435,6 +435,11 @@ class ClusterPool:
     def close_input(self) -> None:
         with self._lock:
             self._closed = True
+
+    def reap(self) -> list[tuple[int, str]]:
+        """Nothing: a match whose Dask workers died is run again by the scheduler, and one that
+        kept killing them arrives on :attr:`results` as ``failed``."""
+        return []
 
     def alive(self) -> int:
         """Dask replaces dead workers and reschedules their matches itself: the pool is whole

@@ -28,6 +28,8 @@ import yaml
 
 from ..core.rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
 from .records import BotSpec, TimeControl
+from .sandbox import MODES as SANDBOX_MODES  # the sandbox owns its modes and limits
+from .sandbox import Limits
 
 __all__ = [
     "ConfigError",
@@ -52,20 +54,10 @@ __all__ = [
 SCHEDULE_TYPES = ("round-robin", "gauntlet", "league")
 #: ``schedule.deals``: a deal of its own for every game, or each deal once per seat rotation
 DEAL_MODES = ("independent", "duplicate")
-SANDBOX_MODES = ("bwrap", "unsandboxed")
 #: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
 CLUSTER_BOTS = ("shared", "ship")
-#: resource limits of a bot (see ``sandbox.Limits``); all positive integers but ``cpus``.
-LIMIT_KEYS = (
-    "memory_mb",
-    "cpu_seconds",
-    "processes",
-    "file_size_mb",
-    "open_files",
-    "log_bytes",
-    "scratch_mb",
-    "cpus",
-)
+#: resource limits of a bot: the fields of ``sandbox.Limits``; all positive integers but ``cpus``.
+LIMIT_KEYS = tuple(field.name for field in attrs.fields(Limits))
 #: limits that are positive numbers (the others are positive integers)
 _NUMBER_LIMITS = ("cpus",)
 
@@ -622,6 +614,58 @@ def load_config_text(
     base = Path(base_dir).resolve()
     out_base = Path(output_base).resolve() if output_base is not None else base
     doc = _Document(source)
+    data = _parse(doc, text)
+    reader = _Reader(doc)
+    reader.keys(data, "", TOP_KEYS)
+    # each section in turn, so that the errors come in the order they always have
+    name, game = _name_and_game(reader, data)
+    rules = _rules(reader, data, game)
+    table_sizes = _table_sizes(reader, data, game)
+    listed = _bots(reader, data, base)
+    schedule = _schedule(reader, data, table_sizes, listed)
+    time_control = _time_control(reader, data)
+    sandbox = _sandbox(reader, data)
+    ratings = _ratings(reader, data)
+    run = _run_settings(reader, data)
+    output = None if name is None else _output(doc, name, run.output, base, out_base)
+    if output is not None:
+        _check_extra_paths(doc, list(sandbox.extra_paths), str(output), listed.bots)
+    if doc.errors:
+        raise ConfigError(source, doc.errors)
+    assert name is not None and rules is not None and output is not None
+    # what decides the results is the bots' staged copies (see ``staging``), not just a file
+    staged = _staged_digests(doc, listed.bots, listed.keys, output, source, sandbox.mode)
+    listed.fingerprints.update(staged)
+    if doc.errors:
+        raise ConfigError(source, doc.errors)
+    digest, bot_fingerprints = _digests(data, schedule.type, listed)
+    return TourneyConfig(
+        name=name,
+        rules=rules,
+        table_sizes=table_sizes,
+        bots=tuple(listed.bots),
+        schedule=schedule,
+        time_control=time_control,
+        sandbox=sandbox,
+        ratings=ratings,
+        workers=run.workers or os.cpu_count() or 1,
+        output=str(output),
+        seed=run.seed,
+        replays=run.replays,
+        reveal_seeds=run.reveal_seeds,
+        cluster=run.cluster,
+        cluster_bots=run.cluster_bots,
+        source=source,
+        digest=digest,
+        bot_fingerprints=bot_fingerprints,
+        document=data,
+        bot_digests=tuple(staged.items()),
+    )
+
+
+def _parse(doc: _Document, text: str) -> dict:
+    """The YAML document as plain data (a mapping at the top), its lines noted in ``doc``."""
+    source = doc.source
     try:
         # libyaml's parser when PyYAML has it: a league's thousand bots parse in milliseconds
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -635,16 +679,24 @@ def load_config_text(
     data = doc.convert(node, "")
     if not isinstance(data, dict):
         raise ConfigError(source, [f"{source}:1: expected a mapping of keys at the top"])
-    reader = _Reader(doc)
-    reader.keys(data, "", TOP_KEYS)
+    return data
 
+
+def _name_and_game(reader: _Reader, data: dict) -> tuple[str | None, str | None]:
+    """``name`` (a directory name) and ``game``."""
+    doc = reader.doc
     name = reader.get(data, "", "name", _is_str, "a non-empty name", required=True)
     if name is not None and (os.sep in name or name in (".", "..")):
         doc.error("name", f"{name!r} is used as a directory name: no slashes")
     game = reader.get(
         data, "", "game", lambda v: v in GAMES, f"one of {', '.join(GAMES)}", required=True
     )
+    return name, game
 
+
+def _rules(reader: _Reader, data: dict, game: str | None) -> Rules | None:
+    """The ``rules`` section: each option checked on its own, then all of them together."""
+    doc = reader.doc
     rules = None
     options = _section(reader, data, "rules")
     if game is not None:
@@ -658,7 +710,12 @@ def load_config_text(
         except InvalidRulesError as error:
             if not any(e for e in doc.errors if "key `rules." in e):
                 doc.error("rules", str(error))
+    return rules
 
+
+def _table_sizes(reader: _Reader, data: dict, game: str | None) -> tuple[int, ...]:
+    """``table_size``: the sizes, sorted, each one the game is played by."""
+    doc = reader.doc
     sizes_raw = reader.get(
         data,
         "",
@@ -677,7 +734,23 @@ def load_config_text(
                     doc.error(
                         "table_size", f"{game} is played by {low} to {high} players, not {size}"
                     )
+    return table_sizes
 
+
+@attrs.frozen
+class _BotList:
+    """What the ``bots`` section gave: the valid entries and what the later sections check."""
+
+    bots: list[BotEntry]
+    keys: list[str]  # each valid entry's key, ``bots[i]``
+    fingerprints: dict[str, str]  # bot name -> the fingerprint of its files
+    raw: list  # the entries as written (valid or not)
+    seen: dict[str, int]  # each name -> the index of its first entry
+
+
+def _bots(reader: _Reader, data: dict, base: Path) -> _BotList:
+    """The ``bots`` list: each entry, and no name twice."""
+    doc = reader.doc
     bots: list[BotEntry] = []
     bot_keys: list[str] = []
     fingerprints: dict[str, str] = {}
@@ -696,8 +769,16 @@ def load_config_text(
         if entry is not None:
             bots.append(entry)
             bot_keys.append(f"bots[{index}]")
-    pool = len(bots_raw or [])
+    return _BotList(bots, bot_keys, fingerprints, bots_raw or [], seen)
 
+
+def _schedule(
+    reader: _Reader, data: dict, table_sizes: tuple[int, ...], listed: _BotList
+) -> ScheduleConfig:
+    """The ``schedule`` section, checked against the tables and the bots, and its size."""
+    doc = reader.doc
+    bots_raw, seen = listed.raw, listed.seen
+    pool = len(bots_raw)
     sched = _section(reader, data, "schedule")
     reader.keys(
         sched,
@@ -797,11 +878,15 @@ def load_config_text(
                 f"{games:,} games scheduled; at most {MAX_SCHEDULED_GAMES:,} (fewer `repeats`, "
                 "`games_per_table` or table sizes)",
             )
+    return ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals, budget, stop)
 
+
+def _time_control(reader: _Reader, data: dict) -> TimeControl:
+    """The ``time_control`` section (each value not given: ``TimeControl``'s default)."""
     tc = _section(reader, data, "time_control")
     reader.keys(tc, "time_control", ("move_seconds", "bank_seconds", "start_seconds"))
     default_tc = TimeControl()
-    time_control = TimeControl(
+    return TimeControl(
         move_seconds=float(
             reader.get(
                 tc,
@@ -834,6 +919,9 @@ def load_config_text(
         ),
     )
 
+
+def _sandbox(reader: _Reader, data: dict) -> SandboxSettings:
+    """The ``sandbox`` section: its mode, pondering, extra paths and limits."""
     sb = _section(reader, data, "sandbox")
     reader.keys(sb, "sandbox", ("mode", "ponder", "extra_paths", *LIMIT_KEYS))
     mode = reader.get(
@@ -847,7 +935,7 @@ def load_config_text(
         "a list of absolute paths",
         [],
     )
-    sandbox = SandboxSettings(
+    return SandboxSettings(
         mode=mode or "bwrap",
         limits=_limits(
             reader,
@@ -860,9 +948,12 @@ def load_config_text(
         extra_paths=tuple(extra_paths),
     )
 
+
+def _ratings(reader: _Reader, data: dict) -> RatingsConfig:
+    """The ``ratings`` section."""
     rt = _section(reader, data, "ratings")
     reader.keys(rt, "ratings", ("fault_ranks_last", "draw_probability"))
-    ratings = RatingsConfig(
+    return RatingsConfig(
         fault_ranks_last=reader.get(
             rt, "ratings", "fault_ranks_last", lambda v: isinstance(v, bool), "true or false", True
         ),
@@ -875,6 +966,23 @@ def load_config_text(
         ),
     )
 
+
+@attrs.frozen
+class _RunSettings:
+    """The top-level keys of how the tournament runs and what it writes."""
+
+    workers: int | None
+    output: str | None  # as written (None: ``out/<name>``)
+    seed: int | None
+    reveal_seeds: bool
+    replays: bool
+    cluster: str | None
+    cluster_bots: str
+
+
+def _run_settings(reader: _Reader, data: dict) -> _RunSettings:
+    """``workers``, ``output``, ``seed``, ``reveal_seeds``, ``replays``, ``cluster``,
+    ``cluster_bots``."""
     workers = reader.get(data, "", "workers", _is_pos_int, "a positive integer", None)
     output_raw = reader.get(data, "", "output", _is_str, "a directory")
     seed = reader.get(data, "", "seed", lambda v: _is_int(v) and v >= 0, "an integer >= 0", None)
@@ -893,28 +1001,31 @@ def load_config_text(
         f"one of {', '.join(CLUSTER_BOTS)}",
         "shared",
     )
+    return _RunSettings(workers, output_raw, seed, reveal_seeds, replays, cluster, cluster_bots)
 
-    if name is not None:
-        default_output = out_base / "out" / name
-        output = (base / output_raw).resolve() if output_raw is not None else default_output
-        if output.exists() and not output.is_dir():
-            doc.error("output" if output_raw is not None else "name", f"{output} is not a folder")
-        _check_extra_paths(doc, extra_paths, str(output), bots)
-    if doc.errors:
-        raise ConfigError(source, doc.errors)
-    assert name is not None and rules is not None
-    # what decides the results is the bots' staged copies (see ``staging``), not just a file
-    staged = _staged_digests(doc, bots, bot_keys, output, source, sandbox.mode)
-    fingerprints.update(staged)
-    if doc.errors:
-        raise ConfigError(source, doc.errors)
+
+def _output(doc: _Document, name: str, output_raw: str | None, base: Path, out_base: Path) -> Path:
+    """The output directory: ``output`` from ``base``, else ``out/<name>`` under ``out_base``;
+    not a file."""
+    default_output = out_base / "out" / name
+    output = (base / output_raw).resolve() if output_raw is not None else default_output
+    if output.exists() and not output.is_dir():
+        doc.error("output" if output_raw is not None else "name", f"{output} is not a folder")
+    return output
+
+
+def _digests(
+    data: dict, stype: str | None, listed: _BotList
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The configuration's digest (what decides the results) and each bot's fingerprint."""
+    fingerprints = listed.fingerprints
     if stype == "league":  # bots may join and leave: each is checked apart (bot_fingerprints)
         decisive = _fixed_part(data)
     else:
         decisive = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST}
         decisive["_bot_files"] = fingerprints
     entries = {
-        item["name"]: item for item in bots_raw or [] if isinstance(item, dict) and "name" in item
+        item["name"]: item for item in listed.raw if isinstance(item, dict) and "name" in item
     }
     bot_fingerprints = tuple(
         (
@@ -927,33 +1038,12 @@ def load_config_text(
                 ).encode()
             ).hexdigest()[:16],
         )
-        for bot in bots
+        for bot in listed.bots
     )
     digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
         :16
     ]
-    return TourneyConfig(
-        name=name,
-        rules=rules,
-        table_sizes=table_sizes,
-        bots=tuple(bots),
-        schedule=ScheduleConfig(stype, repeats, per_table, tuple(candidates), deals, budget, stop),
-        time_control=time_control,
-        sandbox=sandbox,
-        ratings=ratings,
-        workers=workers or os.cpu_count() or 1,
-        output=str(output),
-        seed=seed,
-        replays=replays,
-        reveal_seeds=reveal_seeds,
-        cluster=cluster,
-        cluster_bots=cluster_bots,
-        source=source,
-        digest=digest,
-        bot_fingerprints=bot_fingerprints,
-        document=data,
-        bot_digests=tuple(staged.items()),
-    )
+    return digest, bot_fingerprints
 
 
 def _check_extra_paths(doc: _Document, paths: list[str], output: str, bots: list) -> None:

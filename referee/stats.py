@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..core.names import SUITS
 from ..core.rules import OH_SEVEN, Game
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
     "TRUMP_KEYS",
 ]
 
-TRUMP_KEYS = ("C", "D", "H", "S", "none")
+TRUMP_KEYS = (*SUITS, "none")
 _TABLE_COUNTS = ("games", "rounds", "bids", "null_bids", "top_bid_sum", "rebids", "redeals")
 _SEAT_COUNTS = (
     "rounds",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import subprocess
 import sys
 import venv
@@ -11,6 +13,123 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def referee_imports() -> dict[str, set[str]]:
+    """Each ``ohseven.referee`` module -> the ``ohseven.referee`` modules it imports, read from
+    its source: every import statement, at the top or inside a function (a deferred import is
+    still a dependency), absolute or relative."""
+    import ohseven.referee
+
+    folder = Path(ohseven.referee.__file__).parent
+    modules = {path.stem for path in folder.glob("*.py")} - {"__init__"}
+    graph: dict[str, set[str]] = {}
+    for name in sorted(modules):
+        tree = ast.parse((folder / f"{name}.py").read_text(), filename=f"{name}.py")
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                dotted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 1:
+                    base = node.module or ""
+                elif node.level == 0 and (node.module or "").startswith("ohseven.referee"):
+                    base = (node.module or "").removeprefix("ohseven.referee").lstrip(".")
+                else:
+                    continue
+                if base:
+                    found.add(base.split(".")[0])
+                else:  # from . import a, b
+                    found.update(alias.name for alias in node.names)
+                continue
+            else:
+                continue
+            for module in dotted:
+                if module.startswith("ohseven.referee."):
+                    found.add(module.removeprefix("ohseven.referee.").split(".")[0])
+        graph[name] = (found & modules) - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+@functools.cache
+def subcommand_modules() -> frozenset[str]:
+    """The modules ``ohseven-referee`` runs its subcommands from."""
+    from ohseven.referee.cli import commands
+
+    return frozenset(command.__name__.rsplit(".", 1)[-1] for command in commands().values())
+
+
+def is_cli(module: str) -> bool:
+    """A command-line module: ``cli``, ``*_cli``, or one that ``cli`` runs a subcommand from
+    (``check-bot`` and ``simulate`` live in ``checkbot`` and ``simulate``)."""
+    return module == "cli" or module.endswith("_cli") or module in subcommand_modules()
+
+
+class TestModuleImports:
+    def test_the_walk_sees_deferred_and_relative_imports(self) -> None:
+        """The import walk finds known edges: a top-level one and one inside a function."""
+        graph = referee_imports()
+        assert "records" in graph["match"]  # from .records import ... (top level)
+        assert "match" in graph["tourney"]  # from .match import play_match (in a function)
+        assert {"tourney_cli", "match_cli"} <= graph["cli"]  # from . import a, b
+
+    def test_cli_modules_are_told_apart(self) -> None:
+        """``cli``, ``*_cli`` and the subcommands' modules are command-line modules."""
+        assert all(map(is_cli, ("cli", "tourney_cli", "match_cli", "checkbot", "simulate")))
+        assert not any(map(is_cli, ("tourney", "config", "pool", "match")))
+
+    def test_no_import_cycle_among_referee_modules(self) -> None:
+        """No two ``ohseven.referee`` modules import each other, directly or through others."""
+        assert import_cycles(referee_imports()) == []
+
+    def test_the_cycle_finder_finds_a_cycle(self) -> None:
+        """A three-module loop is reported as one cycle; a chain is not."""
+        graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+        assert import_cycles(graph) == [["a", "b", "c"]]
+        assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+    def test_no_library_module_imports_a_cli_module(self) -> None:
+        """Only command-line modules (``cli``, ``*_cli``, subcommands) import command-line
+        modules."""
+        graph = referee_imports()
+        wrong = {
+            module: sorted(filter(is_cli, targets))
+            for module, targets in graph.items()
+            if not is_cli(module) and any(map(is_cli, targets))
+        }
+        assert wrong == {}
 
 
 class TestEditableInstall:
