@@ -20,11 +20,12 @@ import io
 import json
 import math
 import os
+import pickle
 import re
 import time
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,18 @@ import trueskill
 from ..core.rules import GAMES, OH_SEVEN
 from . import uncertainty
 from .files import write_atomic
-from .ratings import DRAW_PROBABILITY, Ratings, game_ranks, make_env, order_free_table
+from .ratings import (
+    DRAW_PROBABILITY,
+    BotRating,
+    Ratings,
+    game_ranks,
+    make_env,
+    order_free_table,
+)
 from .records import FaultStatus, GameRecord
 from .replay import load_replay
 from .secret import SecretError, load_secret, secret_from_seed
-from .stats import combine_seat_counts
+from .stats import SEAT_COUNTS, combine_seat_counts
 from .stopping import META_KEY as STOPPING_KEY
 from .stopping import Plan, verdicts
 from .store import BotAggregate, Store, StoredGame, StoreError, aggregate
@@ -78,7 +86,7 @@ __all__ = [
 ]
 
 LEADERBOARD_FORMAT = "ohseven-leaderboard"
-LEADERBOARD_VERSION = 2
+LEADERBOARD_VERSION = 3
 SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 SUIT_ORDER = "SHDC"  # as the rules list them, strongest first
 
@@ -589,7 +597,12 @@ def rated_records(records: Iterable[GameRecord], fault_ranks_last: bool) -> Iter
         yield record if ranks == record.ranks else attrs.evolve(record, ranks=ranks)
 
 
-def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dict[str, Any]]:
+def bot_rows(
+    tournament: Tournament,
+    ratings: Ratings | None = None,
+    aggregates: Mapping[str, BotAggregate] | None = None,
+    table: Sequence[BotRating] | None = None,
+) -> list[dict[str, Any]]:
     """The ranking: one row per bot, best conservative score (mu - 3 sigma) of the order-free
     TrueSkill estimate (``ratings.order_free``) first, with its uncertainty.
 
@@ -602,24 +615,21 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
         for stored in tournament.games:
             ratings.apply(stored.record)
     records = tournament.records
-    table = order_free_table(
-        records,
-        tournament.bots,
-        game=tournament.game,
-        draw_probability=tournament.draw_probability,
-        fault_ranks_last=tournament.fault_ranks_last,
-    )
+    if table is None:
+        table = _order_free(tournament)
     order = [row.name for row in table]
     # adjacent pairs only (tiers and superiority_next): the full matrix is n^2
     los = uncertainty.superiority_next({row.name: (row.mu, row.sigma) for row in table}, order)
     tier_of = dict(zip(order, uncertainty.tiers(order, los), strict=True))
-    members: dict[int, list[str]] = {}
-    for name in order:
-        members.setdefault(tier_of[name], []).append(name)
+    # a tier is a run of consecutive ranks: its first and last (1-based)
+    spans: dict[int, list[int]] = {}
+    for position, name in enumerate(order, start=1):
+        spans.setdefault(tier_of[name], [position, position])[1] = position
     intervals = uncertainty.points_intervals(records, tournament.bots)
     prior_sigma = make_env(tournament.game, tournament.draw_probability).sigma
-    aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
-    statistics = bot_statistics(records)
+    if aggregates is None:
+        aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
+    statistics = statistics_of(aggregates)
     slugs = unique_slugs(tournament.bots)
     rows = []
     for position, rating in enumerate(table, start=1):
@@ -640,9 +650,9 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
                 "sigma": round(rating.sigma, 6),
                 "score": round(rating.score, 6),
                 "tier": tier,
-                "place": ("=" if len(members[tier]) > 1 else "")
-                + str(order.index(members[tier][0]) + 1),
-                "tied_with": [name for name in members[tier] if name != rating.name],
+                "place": ("=" if spans[tier][0] < spans[tier][1] else "") + str(spans[tier][0]),
+                "tied_from": spans[tier][0],
+                "tied_to": spans[tier][1],
                 "superiority_next": None
                 if below is None
                 else round(los[rating.name][below.name], 6),
@@ -678,6 +688,16 @@ def bot_rows(tournament: Tournament, ratings: Ratings | None = None) -> list[dic
     return rows
 
 
+def _order_free(tournament: Tournament) -> list[BotRating]:
+    return order_free_table(
+        tournament.records,
+        tournament.bots,
+        game=tournament.game,
+        draw_probability=tournament.draw_probability,
+        fault_ranks_last=tournament.fault_ranks_last,
+    )
+
+
 def progress(tournament: Tournament) -> dict[str, Any]:
     """How far the tournament is: games and matches finished of those scheduled."""
     played = len(tournament.games)
@@ -692,11 +712,18 @@ def progress(tournament: Tournament) -> dict[str, Any]:
     }
 
 
-def leaderboard(tournament: Tournament, ratings: Ratings | None = None) -> dict[str, Any]:
+def leaderboard(
+    tournament: Tournament,
+    ratings: Ratings | None = None,
+    aggregates: Mapping[str, BotAggregate] | None = None,
+    table: Sequence[BotRating] | None = None,
+) -> dict[str, Any]:
     """The content of ``leaderboard.json`` (schema: ``docs/LEADERBOARD.md``): deterministic,
-    a function of the finished games only (no clock)."""
+    a function of the finished games only (no clock). ``ratings`` (the sequential ones),
+    ``aggregates`` (``store.aggregate`` of :func:`rated_records`) and ``table`` (the
+    order-free ``ratings.order_free_table``) when the caller has them."""
     done = progress(tournament)
-    rows = bot_rows(tournament, ratings)
+    rows = bot_rows(tournament, ratings, aggregates, table)
     return {
         "format": LEADERBOARD_FORMAT,
         "version": LEADERBOARD_VERSION,
@@ -916,6 +943,76 @@ def _rating_history(
     return ratings, history, saved
 
 
+#: games to rate beyond the cached prefix from which the rating history is computed in a
+#: child process, beside the rest of the build
+PARALLEL_GAMES = 20_000
+
+
+def _cached_prefix(cache: Mapping[str, Any] | None) -> int:
+    """The games a ratings cache says it holds (whether it still does is checked on use)."""
+    prefix = (cache or {}).get("prefix")
+    return prefix if isinstance(prefix, int) else 0
+
+
+def _in_child(function: Callable[[], Any], parallel: bool = True) -> Callable[[], Any]:
+    """Start ``function`` in a forked child process and return a function that waits for its
+    result (picklable). In this process instead when not ``parallel``, on one core, without
+    ``fork``, or when the child fails (the same result, later)."""
+    if not parallel or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        result = function()
+        return lambda: result
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without any of the parent's cleanup
+        status = 1
+        try:
+            os.close(reader)
+            data = pickle.dumps(function(), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(writer, "wb") as pipe:
+                pipe.write(data)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(writer)
+
+    def join() -> Any:
+        with os.fdopen(reader, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return function()
+        return pickle.loads(data)
+
+    return join
+
+
+def _rating_history_data(
+    tournament: Tournament, cache: Mapping[str, Any] | None
+) -> tuple[dict[str, list[float]], dict[str, list[list[float]]], dict[str, Any]]:
+    """:func:`_rating_history` as plain data: the ratings as ``[pi, tau, games]`` per bot, the
+    history thinned for the page, and the cache to save."""
+    ratings, history, saved = _rating_history(tournament, cache)
+    values = {
+        name: [rating.pi, rating.tau, ratings.games[name]]
+        for name, rating in ratings.ratings.items()
+    }
+    return values, {name: _thin(points, 400) for name, points in history.items()}, saved
+
+
+def _from_data(
+    tournament: Tournament,
+    data: tuple[dict[str, list[float]], dict[str, list[list[float]]], dict[str, Any]],
+) -> tuple[Ratings, dict[str, list[list[float]]], dict[str, Any]]:
+    values, history, saved = data
+    ratings = _ratings(tournament)
+    for name, (pi, tau, games) in values.items():
+        rating = trueskill.Rating.__new__(trueskill.Rating)
+        rating.pi, rating.tau = pi, tau
+        ratings.ratings[name] = rating
+        ratings.games[name] = int(games)
+    return ratings, history, saved
+
+
 def _snapshot(
     tournament: Tournament, ratings: Ratings, history: dict[str, list[list[float]]], games: int
 ) -> dict[str, Any]:
@@ -1011,6 +1108,21 @@ def bot_statistics(records: Iterable[GameRecord]) -> dict[str, dict[str, Any]]:
         if not combined["rounds"]:
             combined.update(dict.fromkeys(RATE_KEYS))
         result[bot] = combined
+    return result
+
+
+def statistics_of(aggregates: Mapping[str, BotAggregate]) -> dict[str, dict[str, Any]]:
+    """:func:`bot_statistics` from the bots' aggregates (whose ``counts`` sum the same per-seat
+    counts), without a second pass over the games."""
+    result = {}
+    for name, agg in aggregates.items():
+        if not agg.counts:
+            continue
+        counts = dict(agg.counts)
+        combined = combine_seat_counts([{key: counts.get(key, 0) for key in SEAT_COUNTS}])
+        if not combined["rounds"]:
+            combined.update(dict.fromkeys(RATE_KEYS))
+        result[name] = combined
     return result
 
 
@@ -1278,6 +1390,20 @@ def config_items(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return items
 
 
+def _tied_note(bots: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> str:
+    """``", tied with a, b and 5 more"``: the index's tooltip of a shared place, naming the
+    first :data:`TIED_NAMES` other bots of the row's tier (its ranks ``tied_from``..``tied_to``)."""
+    first, last = row["tied_from"], row["tied_to"]
+    if first == last:
+        return ""
+    ranks = [
+        rank for rank in range(first, min(last, first + TIED_NAMES) + 1) if rank != row["rank"]
+    ]
+    names = ", ".join(bots[rank - 1]["name"] for rank in ranks[:TIED_NAMES])
+    more = last - first - TIED_NAMES  # the others of the tier, less those named
+    return f", tied with {names}" + (f" and {more} more" if more > 0 else "")
+
+
 def _heat(position: float) -> str:
     strength = min(1.0, abs(position) / 1.5)
     if position > 0:
@@ -1391,7 +1517,7 @@ def _environment() -> jinja2.Environment:
         heat=_heat,
         game_row=_GameRows(),
         opponent_row=_opponent_row,
-        TIED_NAMES=TIED_NAMES,
+        tied_note=_tied_note,
     )
     return env
 
@@ -1446,9 +1572,13 @@ def _publish(output: Path, now: float | None) -> list[Path]:
         cache = None
     if not isinstance(cache, dict):
         cache = None
-    ratings, history, saved = _rating_history(tournament, cache)
-    history = {name: _thin(points, 400) for name, points in history.items()}
-    board = leaderboard(tournament, ratings)
+    # The sequential replay of every game and the order-free estimate are the longest steps and
+    # depend on nothing else: on a first build of a large tournament they run in a child
+    # process while this one does the rest of what does not need them (replays, games pages).
+    ranking = _in_child(
+        lambda: (_rating_history_data(tournament, cache), _order_free(tournament)),
+        parallel=len(tournament.games) - _cached_prefix(cache) >= PARALLEL_GAMES,
+    )
     written: list[Path] = []
 
     def write(relative: str, data: str | bytes) -> None:
@@ -1459,25 +1589,42 @@ def _publish(output: Path, now: float | None) -> list[Path]:
             return
         written.append(write_atomic(path, data))
 
+    rated = list(rated_records(tournament.records, tournament.fault_ranks_last))
+    aggregates = aggregate(rated, tournament.bots)
+    h2h = head_to_head(rated)
+    del rated
+    stats = table_statistics(tournament.records, digits=None)  # formatted once, on the page
+    for name in STATIC_FILES:
+        write(f"static/{name}", (STATIC / name).read_bytes())
+    replays, outcomes, changed = _publish_replays(output, tournament, written)
+    if changed:
+        write(f"{REPLAY_DATA}/outcomes.json", json.dumps(outcomes, separators=(",", ":")))
+    slugs = unique_slugs(tournament.bots)  # as the board's rows have them
+    games = game_rows(tournament.games, slugs, replays, reveal=tournament.revealed)
+    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
+    site = {"name": tournament.name, "generated": generated}
+    env = _environment()
+    pages = game_pages(games, GAMES_PER_PAGE)
+    listing = env.get_template("games.html")
+    common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}
+    recent = list(reversed(games[-RECENT_GAMES:]))
+    write("games.html", listing.render(root="", games=recent, page=None, **common))
+    for page in pages:
+        write(page["href"], listing.render(root="../", games=page["rows"], page=page, **common))
+    for stale in (output / "games").glob("*.html"):  # pages of a tournament started over
+        if not (stale.stem.isdigit() and 1 <= int(stale.stem) <= len(pages)):
+            stale.unlink(missing_ok=True)
+    write("replay.html", env.get_template("replay.html").render(root="", site=site))
+
+    sequential, table = ranking()
+    ratings, history, saved = _from_data(tournament, sequential)
+    board = leaderboard(tournament, ratings, aggregates, table)
     old = cache or {}
     if saved and (saved.get("prefix"), saved.get("key")) != (old.get("prefix"), old.get("key")):
         write_atomic(cache_path, json.dumps(saved, separators=(",", ":")))
     write("leaderboard.json", json.dumps(board, indent=2) + "\n")
     write("leaderboard.csv", leaderboard_csv(board))
     write("leaderboard.md", leaderboard_markdown(board))
-    for name in STATIC_FILES:
-        write(f"static/{name}", (STATIC / name).read_bytes())
-
-    replays, outcomes, changed = _publish_replays(output, tournament, written)
-    if changed:
-        write(f"{REPLAY_DATA}/outcomes.json", json.dumps(outcomes, separators=(",", ":")))
-    slugs = {row["name"]: row["slug"] for row in board["bots"]}
-    games = game_rows(tournament.games, slugs, replays, reveal=tournament.revealed)
-    h2h = head_to_head(rated_records(tournament.records, tournament.fault_ranks_last))
-    stats = table_statistics(tournament.records, digits=None)  # formatted once, on the page
-    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
-    site = {"name": tournament.name, "generated": generated}
-    env = _environment()
     done = progress(tournament)
     order = [row["name"] for row in board["bots"]]
     trump_rows = [
@@ -1509,26 +1656,13 @@ def _publish(output: Path, now: float | None) -> list[Path]:
         },
     )
     write("index.html", index)
-    pages = game_pages(games, GAMES_PER_PAGE)
-    listing = env.get_template("games.html")
-    common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}
-    recent = list(reversed(games[-RECENT_GAMES:]))
-    write("games.html", listing.render(root="", games=recent, page=None, **common))
-    for page in pages:
-        write(page["href"], listing.render(root="../", games=page["rows"], page=page, **common))
-    for stale in (output / "games").glob("*.html"):  # pages of a tournament started over
-        if not (stale.stem.isdigit() and 1 <= int(stale.stem) <= len(pages)):
-            stale.unlink(missing_ok=True)
-    write("replay.html", env.get_template("replay.html").render(root="", site=site))
     by_canonical = {row["canonical"]: row for row in games}
     by_bot: dict[str, list[StoredGame]] = defaultdict(list)
     for stored in tournament.games:
         for name in stored.record.seats:
             by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
-    records = tournament.records
-    aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
-    statistics = bot_statistics(records)
+    statistics = statistics_of(aggregates)
     for row in board["bots"]:
         view = bot_view(
             tournament,

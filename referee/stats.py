@@ -42,11 +42,13 @@ __all__ = [
     "combine_statistics",
     "combine_seat_counts",
     "TRUMP_KEYS",
+    "SEAT_COUNTS",
 ]
 
 TRUMP_KEYS = ("C", "D", "H", "S", "none")
 _TABLE_COUNTS = ("games", "rounds", "bids", "null_bids", "top_bid_sum", "rebids", "redeals")
-_SEAT_COUNTS = (
+#: the raw counts of a seat's statistics (the rest are rates of them)
+SEAT_COUNTS = (
     "rounds",
     "points",
     "bonus_points",
@@ -71,7 +73,7 @@ def statistics_from_events(
     table: dict[str, Any] = dict.fromkeys(_TABLE_COUNTS, 0)
     table["games"] = 1
     trump_counts = dict.fromkeys(TRUMP_KEYS, 0)
-    seats = [dict.fromkeys(_SEAT_COUNTS, 0) for _ in range(players)]
+    seats = [dict.fromkeys(SEAT_COUNTS, 0) for _ in range(players)]
     seven = game == OH_SEVEN
     trump: str | None = None
     top_seat: int | None = None
@@ -165,8 +167,8 @@ def combine_statistics(many: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def combine_seat_counts(seats: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Sum several per-seat statistics (e.g. one bot's seats over many games) with rates."""
-    total = dict.fromkeys(_SEAT_COUNTS, 0)
+    total = dict.fromkeys(SEAT_COUNTS, 0)
     for seat in seats:
-        for key in _SEAT_COUNTS:
+        for key in SEAT_COUNTS:
             total[key] += seat[key]
     return _seat_rates(total)

@@ -174,22 +174,32 @@ def _fault_json(fault: Fault) -> dict[str, Any]:
     return {"seat": fault.seat, "status": fault.status.value, "detail": fault.detail}
 
 
-def _record_from_row(row: sqlite3.Row) -> GameRecord:
-    return GameRecord(
-        match_id=row["match_id"],
-        game_index=row["game_index"],
-        seed=row["seed"],
-        seats=tuple(json.loads(row["seats"])),
-        totals=tuple(json.loads(row["totals"])),
-        ranks=tuple(json.loads(row["ranks"])),
+#: a game's row with its five JSON columns as one JSON array: one parse per game, not five
+_GAME_COLUMNS = (
+    "g.canonical_index, g.match_index, g.match_id, g.game_index, g.seed, "
+    "'[' || g.seats || ',' || g.totals || ',' || g.ranks || ',' || g.faults || ',' || g.stats "
+    "|| ']', g.replay_path, g.seconds"
+)
+
+
+def _stored_from_row(row: Sequence[Any]) -> StoredGame:
+    canonical, match_index, match_id, game_index, seed, data, replay_path, seconds = row
+    seats, totals, ranks, faults, stats = json.loads(data)
+    record = GameRecord(
+        match_id=match_id,
+        game_index=game_index,
+        seed=seed,
+        seats=tuple(seats),
+        totals=tuple(totals),
+        ranks=tuple(ranks),
         faults=tuple(
-            Fault(item["seat"], FaultStatus(item["status"]), item["detail"])
-            for item in json.loads(row["faults"])
+            Fault(item["seat"], FaultStatus(item["status"]), item["detail"]) for item in faults
         ),
-        stats=json.loads(row["stats"]),
-        replay_path=row["replay_path"],
-        seconds=row["seconds"],
+        stats=stats,
+        replay_path=replay_path,
+        seconds=seconds,
     )
+    return StoredGame(canonical, match_index, record)
 
 
 class Store:
@@ -521,16 +531,13 @@ class Store:
 
     def games(self, *, after: int = -1, finished_matches_only: bool = False) -> list[StoredGame]:
         """Finished games in canonical order (those with canonical index > ``after``)."""
-        query = "SELECT g.* FROM games g"
+        query = f"SELECT {_GAME_COLUMNS} FROM games g"
         if finished_matches_only:
             query += " JOIN matches m USING (match_index) WHERE m.status = 'done' AND"
         else:
             query += " WHERE"
         query += " g.canonical_index > ? ORDER BY g.canonical_index"
-        return [
-            StoredGame(row["canonical_index"], row["match_index"], _record_from_row(row))
-            for row in self.db.execute(query, (after,))
-        ]
+        return [_stored_from_row(row) for row in self.db.execute(query, (after,))]
 
     def iter_records(self) -> Iterator[GameRecord]:
         for stored in self.games():
@@ -582,18 +589,6 @@ class _Transaction:
             self.db.execute("ROLLBACK")
 
 
-def _seat_counts(stats: Mapping[str, Any], seat: int) -> dict[str, int]:
-    """The raw per-seat counts of a game's statistics (``stats.game_statistics``: ``seats``)."""
-    seats = stats.get("seats")
-    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
-        return {
-            key: value
-            for key, value in seats[seat].items()
-            if isinstance(value, int) and not isinstance(value, bool)
-        }
-    return {}
-
-
 def _game_rounds(stats: Any) -> int:
     table = stats.get("table") if isinstance(stats, dict) else None
     rounds = table.get("rounds") if isinstance(table, dict) else None
@@ -614,6 +609,9 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
     seen = set(order)
     for record in records:
         game_rounds = _game_rounds(record.stats)
+        seat_stats = record.stats.get("seats") if isinstance(record.stats, dict) else None
+        if not isinstance(seat_stats, list):
+            seat_stats = None
         faulted_seats = {fault.seat for fault in record.faults}
         for fault in record.faults:
             if 0 <= fault.seat < len(record.seats):
@@ -628,9 +626,13 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
             ranks[name][record.ranks[seat]] += 1
             wins[name] += record.ranks[seat] == 1
             faulted[name] += seat in faulted_seats
-            bucket = counts[name]
-            for key, value in _seat_counts(record.stats, seat).items():
-                bucket[key] += value
+            if seat_stats is not None and seat < len(seat_stats):
+                one = seat_stats[seat]
+                if type(one) is dict:
+                    bucket = counts[name]
+                    for key, value in one.items():
+                        if type(value) is int:  # the counts: not the rates, nor a bool
+                            bucket[key] += value
     return {
         name: BotAggregate(
             name=name,
