@@ -31,6 +31,7 @@ denominator is 0 is 0.0. Only completed (scored) rounds count.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -43,6 +44,9 @@ __all__ = [
     "combine_seat_counts",
     "TRUMP_KEYS",
     "SEAT_COUNTS",
+    "rate",
+    "rate_or_zero",
+    "rounded",
 ]
 
 TRUMP_KEYS = ("C", "D", "H", "S", "none")
@@ -116,16 +120,31 @@ def statistics_from_events(
     return _with_rates({"game": game, "table": table, "seats": seats})
 
 
-def _rate(part: float, whole: float) -> float:
+def rate_or_zero(part: float, whole: float) -> float:
+    """``part / whole``, 0.0 when ``whole`` is 0: a game's statistics (their JSON has no
+    nulls, and a game without scored rounds is rare)."""
     return part / whole if whole else 0.0
+
+
+def rate(part: float, whole: float) -> float | None:
+    """``part / whole``, None when ``whole`` is 0: what a leaderboard or a page shows (a bot
+    without a game has no win rate, rather than one of 0)."""
+    return part / whole if whole else None
+
+
+def rounded(value: float | None, digits: int = 3) -> float | None:
+    """``value`` rounded to ``digits``; None stays None, and so does NaN (JSON has no NaN)."""
+    return None if value is None or math.isnan(value) else round(value, digits)
 
 
 def _with_rates(stats: dict[str, Any]) -> dict[str, Any]:
     table = stats["table"]
     rounds = table["rounds"]
-    table["null_bid_rate"] = _rate(table["null_bids"], table["bids"])
-    table["average_top_bid"] = _rate(table["top_bid_sum"], rounds)
-    table["trump_rate"] = {key: _rate(count, rounds) for key, count in table["trump"].items()}
+    table["null_bid_rate"] = rate_or_zero(table["null_bids"], table["bids"])
+    table["average_top_bid"] = rate_or_zero(table["top_bid_sum"], rounds)
+    table["trump_rate"] = {
+        key: rate_or_zero(count, rounds) for key, count in table["trump"].items()
+    }
     for seat in stats["seats"]:
         _seat_rates(seat)
     return stats
@@ -133,12 +152,12 @@ def _with_rates(stats: dict[str, Any]) -> dict[str, Any]:
 
 def _seat_rates(seat: dict[str, Any]) -> dict[str, Any]:
     n = seat["rounds"]
-    seat["points_per_round"] = _rate(seat["total"], n)
-    seat["zero_bid_rate"] = _rate(seat["zero_bids"], n)
-    seat["top_bid_rate"] = _rate(seat["top_bids"], n)
-    seat["bid_fill_rate"] = _rate(seat["fills"], n)
-    seat["overflow_rate"] = _rate(seat["overflows"], n)
-    seat["underfill_rate"] = _rate(seat["underfills"], n)
+    seat["points_per_round"] = rate_or_zero(seat["total"], n)
+    seat["zero_bid_rate"] = rate_or_zero(seat["zero_bids"], n)
+    seat["top_bid_rate"] = rate_or_zero(seat["top_bids"], n)
+    seat["bid_fill_rate"] = rate_or_zero(seat["fills"], n)
+    seat["overflow_rate"] = rate_or_zero(seat["overflows"], n)
+    seat["underfill_rate"] = rate_or_zero(seat["underfills"], n)
     return seat
 
 

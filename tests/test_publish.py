@@ -25,38 +25,45 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks, new_game
 from ohseven.referee import publish as publish_module
-from ohseven.referee.publish import (
+from ohseven.referee.leaderboard import (
     LEADERBOARD_FORMAT,
     LEADERBOARD_VERSION,
-    REPLAY_DATA,
-    PublishError,
-    Tournament,
-    bid_tricks,
-    bot_view,
-    compact_frames,
-    expand_frames,
-    game_id,
-    head_to_head,
+    bot_statistics,
     leaderboard,
     leaderboard_csv,
     leaderboard_markdown,
-    load_tournament,
-    publish,
-    rated_records,
-    rating_history,
-    replay_script,
-    replay_view,
-    round_outcomes,
-    slugify,
-    table_statistics,
-    unique_slugs,
+    statistics_of,
 )
+from ohseven.referee.publish import REPLAY_DATA, publish
 from ohseven.referee.ratings import game_ranks, order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
+from ohseven.referee.replay_view import (
+    compact_frames,
+    expand_frames,
+    replay_script,
+    replay_view,
+    round_outcomes,
+)
 from ohseven.referee.secret import derive_seed
+from ohseven.referee.site_data import (
+    bid_tricks,
+    bot_view,
+    head_to_head,
+    rating_history,
+    table_statistics,
+)
 from ohseven.referee.stats import game_statistics
 from ohseven.referee.store import Store, StoredGame, aggregate
+from ohseven.referee.tournament import (
+    PublishError,
+    Tournament,
+    game_id,
+    load_tournament,
+    rated_records,
+    slugify,
+    unique_slugs,
+)
 
 BOTS = ("alpha", "beta", "gamma", "Delta Bot")
 FAULTY = "Delta Bot"
@@ -998,8 +1005,8 @@ class TestLargeLeague:
             for i, seats in enumerate(itertools.permutations(BOTS[:3]))
             for played in [play("oh-seven", 3, 40 + i)]
         ]
-        mine = publish_module.statistics_of(aggregate(records, BOTS))
-        assert mine == publish_module.bot_statistics(records)
+        mine = statistics_of(aggregate(records, BOTS))
+        assert mine == bot_statistics(records)
         assert set(mine) == set(BOTS[:3])
 
     def test_shared_place_names_a_few_of_its_tier(self, tmp_path: Path) -> None:
