@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from .records import Fault, FaultStatus, GameRecord
+from .stats import rate
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -159,7 +160,7 @@ class BotAggregate:
         counts = dict(self.counts)
         rounds = counts.get("rounds", 0)
         return {
-            f"{name}_rate": (counts.get(key, 0) / rounds if rounds else None)
+            f"{name}_rate": rate(counts.get(key, 0), rounds)
             for name, key in (
                 ("zero_bid", "zero_bids"),
                 ("top_bid", "top_bids"),
@@ -569,9 +570,22 @@ class Store:
             result[bot] = (count, detail)
         return result
 
-    def bot_aggregates(self, names: Iterable[str] = ()) -> dict[str, BotAggregate]:
-        """Per-bot aggregates over every finished game."""
-        return aggregate((stored.record for stored in self.games()), names)
+    def scheduled(self) -> tuple[int, int]:
+        """(matches, games) in the matches table: those scheduled so far (a league schedules
+        in waves; the referee keeps the totals in meta, ``matches_total``/``games_total``)."""
+        matches, games = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
+        ).fetchone()
+        return matches, games
+
+    def all_logs(self) -> dict[int, dict[str, str]]:
+        """match index -> bot -> its output in that match, for every match with any."""
+        result: dict[int, dict[str, str]] = defaultdict(dict)
+        for match_index, bot, text in self.db.execute(
+            "SELECT match_index, bot, text FROM logs ORDER BY match_index"
+        ):
+            result[match_index][bot] = text
+        return dict(result)
 
 
 class _Transaction:

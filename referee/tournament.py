@@ -149,19 +149,13 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
             and games[settled].match_index in done
         ):
             settled += 1
-        db = store.db
-        matches_total, games_total = db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
-        ).fetchone()
+        matches_total, games_total = store.scheduled()
         # rows are written as matches are scheduled: the referee keeps the totals in meta
         if meta.get("games_total", "").isdigit():
             games_total = int(meta["games_total"])
             matches_total = int(meta.get("matches_total", matches_total))
-        done = {index for index, status in store.match_status().items() if status == "done"}
         matches_done = len(done)
-        logs = {}
-        for (match_index,) in db.execute("SELECT DISTINCT match_index FROM logs"):
-            logs[match_index] = store.logs(match_index)
+        logs = store.all_logs()
     names: list[str] = []
     for entry in config.get("bots") or []:
         if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
