@@ -62,6 +62,16 @@ __all__ = ["REPLAY_DATA", "STATIC", "publish"]
 PARALLEL_GAMES = 20_000
 
 
+def _write_changed(path: Path, data: str | bytes) -> Path | None:
+    """Write ``data`` to ``path`` (atomically) unless it holds those bytes already; the path
+    written, or None."""
+    if path.is_file() and path.read_bytes() == (
+        data.encode("utf-8") if isinstance(data, str) else data
+    ):
+        return None
+    return write_atomic(path, data)
+
+
 def _cached_prefix(cache: Mapping[str, Any] | None) -> int:
     """The games a ratings cache says it holds (whether it still does is checked on use)."""
     prefix = (cache or {}).get("prefix")
@@ -310,12 +320,9 @@ def _publish(output: Path, now: float | None) -> list[Path]:
     written: list[Path] = []
 
     def write(relative: str, data: str | bytes) -> None:
-        path = output / relative
-        if path.is_file() and path.read_bytes() == (
-            data.encode("utf-8") if isinstance(data, str) else data
-        ):
-            return
-        written.append(write_atomic(path, data))
+        path = _write_changed(output / relative, data)
+        if path is not None:
+            written.append(path)
 
     rated = list(rated_records(tournament.records, tournament.fault_ranks_last))
     aggregates = aggregate(rated, tournament.bots)
@@ -391,32 +398,46 @@ def _publish(output: Path, now: float | None) -> list[Path]:
             by_bot[name].append(stored)
     bot_template = env.get_template("bot.html")
     statistics = statistics_of(aggregates)
-    for row in board["bots"]:
-        view = bot_view(
-            tournament,
-            row,
-            h2h,
-            slugs,
-            outcomes,
-            mine=by_bot.get(row["name"], []),
-            aggregates=aggregates,
-            statistics=statistics,
-        )
-        pairs = view["bid_tricks"]
-        html = bot_template.render(
-            root="../",
-            site=site,
-            bot=row,
-            bots_total=len(board["bots"]),
-            view=view,
-            games=[by_canonical[index] for index in view["games"][::-1][:BOT_RECENT_GAMES]],
-            page_data={
-                "ranks": view["ranks"],
-                "bid_tricks": pairs,
-                "bid_tricks_max": max((n for _, _, n in pairs), default=1),
-            },
-        )
-        write(f"bots/{row['slug']}.html", html)
+
+    def bot_pages(rows: Sequence[Mapping[str, Any]]) -> list[Path]:
+        pages_written = []
+        for row in rows:
+            view = bot_view(
+                tournament,
+                row,
+                h2h,
+                slugs,
+                outcomes,
+                mine=by_bot.get(row["name"], []),
+                aggregates=aggregates,
+                statistics=statistics,
+            )
+            pairs = view["bid_tricks"]
+            html = bot_template.render(
+                root="../",
+                site=site,
+                bot=row,
+                bots_total=len(board["bots"]),
+                view=view,
+                games=[by_canonical[index] for index in view["games"][::-1][:BOT_RECENT_GAMES]],
+                page_data={
+                    "ranks": view["ranks"],
+                    "bid_tricks": pairs,
+                    "bid_tricks_max": max((n for _, _, n in pairs), default=1),
+                },
+            )
+            path = _write_changed(output / f"bots/{row['slug']}.html", html)
+            if path is not None:
+                pages_written.append(path)
+        return pages_written
+
+    # the bots' pages are rendered anew on every publish: those of the lower half of a large
+    # tournament in a child process meanwhile
+    bots = board["bots"]
+    half = len(bots) // 2
+    lower = _in_child(lambda: bot_pages(bots[half:]), parallel=len(games) >= PARALLEL_GAMES)
+    written.extend(bot_pages(bots[:half]))
+    written.extend(lower())
     return written
 
 
