@@ -13,13 +13,15 @@ statistics, games and bot pages) and ``replay_view.py`` (the replay viewer's fra
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 import pickle
+import signal
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +80,16 @@ def _cached_prefix(cache: Mapping[str, Any] | None) -> int:
     return prefix if isinstance(prefix, int) else 0
 
 
-def _in_child(function: Callable[[], Any], parallel: bool = True) -> Callable[[], Any]:
-    """Start ``function`` in a forked child process and return a function that waits for its
+@contextlib.contextmanager
+def _in_child(function: Callable[[], Any], parallel: bool = True) -> Iterator[Callable[[], Any]]:
+    """Start ``function`` in a forked child process; yields a function that waits for its
     result (picklable). In this process instead when not ``parallel``, on one core, without
-    ``fork``, or when the child fails (the same result, later)."""
+    ``fork``, or when the child fails (the same result, later). A child whose result is not
+    waited for (the publish failed meanwhile) is killed on leaving the context."""
     if not parallel or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         result = function()
-        return lambda: result
+        yield lambda: result
+        return
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, send, and leave without any of the parent's cleanup
@@ -98,16 +103,25 @@ def _in_child(function: Callable[[], Any], parallel: bool = True) -> Callable[[]
         finally:
             os._exit(status)
     os.close(writer)
+    waited = False
 
     def join() -> Any:
+        nonlocal waited
         with os.fdopen(reader, "rb") as pipe:
             data = pipe.read()
+        waited = True
         _, status = os.waitpid(pid, 0)
         if status != 0 or not data:
             return function()
         return pickle.loads(data)
 
-    return join
+    try:
+        yield join
+    finally:
+        if not waited:
+            os.close(reader)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -295,13 +309,14 @@ def publish(output_dir: str | os.PathLike[str], *, now: float | None = None) -> 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _publish(Path(output_dir), now)
+        with contextlib.ExitStack() as stack:  # the helper processes, if any
+            return _publish(Path(output_dir), now, stack)
     finally:
         if collecting:
             gc.enable()
 
 
-def _publish(output: Path, now: float | None) -> list[Path]:
+def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> list[Path]:
     tournament = load_tournament(output)
     cache_path = output / REPLAY_DATA / RATINGS_CACHE
     try:
@@ -313,9 +328,11 @@ def _publish(output: Path, now: float | None) -> list[Path]:
     # The sequential replay of every game and the order-free estimate are the longest steps and
     # depend on nothing else: on a first build of a large tournament they run in a child
     # process while this one does the rest of what does not need them (replays, games pages).
-    ranking = _in_child(
-        lambda: (rating_history_data(tournament, cache), order_free_estimate(tournament)),
-        parallel=len(tournament.games) - _cached_prefix(cache) >= PARALLEL_GAMES,
+    ranking = stack.enter_context(
+        _in_child(
+            lambda: (rating_history_data(tournament, cache), order_free_estimate(tournament)),
+            parallel=len(tournament.games) - _cached_prefix(cache) >= PARALLEL_GAMES,
+        )
     )
     written: list[Path] = []
 
@@ -435,7 +452,9 @@ def _publish(output: Path, now: float | None) -> list[Path]:
     # tournament in a child process meanwhile
     bots = board["bots"]
     half = len(bots) // 2
-    lower = _in_child(lambda: bot_pages(bots[half:]), parallel=len(games) >= PARALLEL_GAMES)
+    lower = stack.enter_context(
+        _in_child(lambda: bot_pages(bots[half:]), parallel=len(games) >= PARALLEL_GAMES)
+    )
     written.extend(bot_pages(bots[:half]))
     written.extend(lower())
     return written

@@ -11,6 +11,7 @@ import csv
 import io
 import itertools
 import json
+import os
 import random
 import re
 import subprocess
@@ -996,6 +997,32 @@ class TestLargeLeague:
             }
 
         assert files(serial) == files(parallel)
+
+    def test_a_failed_parallel_build_leaves_no_process(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A publish that fails while its child process rates the games kills and reaps it:
+        a referee publishing as it goes keeps no stray process per failure."""
+
+        def children() -> set[int]:
+            tasks = Path(f"/proc/{os.getpid()}/task")
+            return {
+                int(pid)
+                for task in tasks.iterdir()
+                for pid in (task / "children").read_text().split()
+            }
+
+        build_tournament(tmp_path)
+        before = children()
+        monkeypatch.setattr(publish_module, "PARALLEL_GAMES", 1)
+
+        def full_disk(*args: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(publish_module, "_publish_replays", full_disk)
+        with pytest.raises(OSError, match="No space"):
+            publish(tmp_path)
+        assert children() == before
 
     def test_statistics_from_aggregates_match_those_of_the_records(self) -> None:
         """Each bot's statistics derived from its aggregate (one pass over the games) equal
