@@ -59,8 +59,8 @@ from .tournament import Tournament, game_id, load_tournament, rated_records, uni
 __all__ = ["REPLAY_DATA", "STATIC", "publish"]
 
 
-#: games to rate beyond the cached prefix from which the rating history is computed in a
-#: child process, beside the rest of the build
+#: the games from which a publish uses a second process: the ratings (every game's on a first
+#: build, the order-free estimate always) and half the bots' pages are computed beside the rest
 PARALLEL_GAMES = 20_000
 
 
@@ -72,12 +72,6 @@ def _write_changed(path: Path, data: str | bytes) -> Path | None:
     ):
         return None
     return write_atomic(path, data)
-
-
-def _cached_prefix(cache: Mapping[str, Any] | None) -> int:
-    """The games a ratings cache says it holds (whether it still does is checked on use)."""
-    prefix = (cache or {}).get("prefix")
-    return prefix if isinstance(prefix, int) else 0
 
 
 @contextlib.contextmanager
@@ -325,13 +319,13 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
         cache = None
     if not isinstance(cache, dict):
         cache = None
-    # The sequential replay of every game and the order-free estimate are the longest steps and
-    # depend on nothing else: on a first build of a large tournament they run in a child
-    # process while this one does the rest of what does not need them (replays, games pages).
+    # The sequential replay of every game (of the new ones once cached) and the order-free
+    # estimate are the longest steps and depend on nothing else: for a large tournament they
+    # run in a child process while this one does what does not need them (replays, games pages).
     ranking = stack.enter_context(
         _in_child(
             lambda: (rating_history_data(tournament, cache), order_free_estimate(tournament)),
-            parallel=len(tournament.games) - _cached_prefix(cache) >= PARALLEL_GAMES,
+            parallel=len(tournament.games) >= PARALLEL_GAMES,
         )
     )
     written: list[Path] = []
