@@ -2,10 +2,10 @@
 
 Builds a tournament database with the real schema (``referee/store.py``) of ``--bots`` bots and
 ``--games`` games, publishes it (the first build), adds 1% more games and publishes again (the
-republish), each publish in a fresh child process, and prints for each: wall time, CPU time,
-peak RSS (the child's ``ru_maxrss``), files written, replay scripts written, and the largest
-page and the largest file of the site. Not a test: it prints figures (benchmarks/README.md
-quotes them).
+republish), each publish in a fresh child process, and prints for each: wall time, CPU time
+(the child's and that of the processes it forked), peak RSS (the child's ``ru_maxrss``), files
+written, replay scripts written, and the largest page and the largest file of the site. Not a
+test: it prints figures (benchmarks/README.md quotes them).
 
 How the games are made: ``--templates`` real games are played in-process by the rules engine
 with uniformly random legal moves (every table size of ``--table-sizes``), each with its
@@ -183,6 +183,8 @@ def child(directory: str) -> None:
     started, cpu = time.monotonic(), time.process_time()
     written = module.publish(directory)
     wall, cpu = time.monotonic() - started, time.process_time() - cpu
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # a publish may fork helpers
+    cpu += children.ru_utime + children.ru_stime
     scripts = sum(1 for p in written if p.parent.name == "replay-data" and p.suffix == ".js")
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(

@@ -85,9 +85,10 @@ class Leaderboard:
         return ratings
 
     def document(self) -> dict[str, Any]:
-        """The content of ``leaderboard.json`` (``publish.leaderboard``, the schema of
+        """The content of ``leaderboard.json`` (``leaderboard.leaderboard``, the schema of
         docs/LEADERBOARD.md), from the games in memory: deterministic, no clock."""
-        from .publish import Tournament, leaderboard
+        from .leaderboard import leaderboard
+        from .tournament import Tournament
 
         config = self.config
         reveal = (

@@ -7,8 +7,9 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from .publish import PublishError, publish
+from .publish import publish
 from .store import DB_NAME, database_error
+from .tournament import PublishError
 
 __all__ = ["configure", "run"]
 

@@ -77,7 +77,7 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
 def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
     """The viewer's step (as its page counts them, from 1) showing the game after each of
     ``points`` moves: the last frame of the events up to then."""
-    from .publish import replay_view
+    from .replay_view import replay_view
 
     game = start_game(replay)
     moves = replay["moves"]

@@ -31,6 +31,7 @@ denominator is 0 is 0.0. Only completed (scored) rounds count.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -43,11 +44,16 @@ __all__ = [
     "combine_statistics",
     "combine_seat_counts",
     "TRUMP_KEYS",
+    "SEAT_COUNTS",
+    "rate",
+    "rate_or_zero",
+    "rounded",
 ]
 
 TRUMP_KEYS = (*SUITS, "none")
 _TABLE_COUNTS = ("games", "rounds", "bids", "null_bids", "top_bid_sum", "rebids", "redeals")
-_SEAT_COUNTS = (
+#: the raw counts of a seat's statistics (the rest are rates of them)
+SEAT_COUNTS = (
     "rounds",
     "points",
     "bonus_points",
@@ -72,7 +78,7 @@ def statistics_from_events(
     table: dict[str, Any] = dict.fromkeys(_TABLE_COUNTS, 0)
     table["games"] = 1
     trump_counts = dict.fromkeys(TRUMP_KEYS, 0)
-    seats = [dict.fromkeys(_SEAT_COUNTS, 0) for _ in range(players)]
+    seats = [dict.fromkeys(SEAT_COUNTS, 0) for _ in range(players)]
     seven = game == OH_SEVEN
     trump: str | None = None
     top_seat: int | None = None
@@ -115,16 +121,31 @@ def statistics_from_events(
     return _with_rates({"game": game, "table": table, "seats": seats})
 
 
-def _rate(part: float, whole: float) -> float:
+def rate_or_zero(part: float, whole: float) -> float:
+    """``part / whole``, 0.0 when ``whole`` is 0: a game's statistics (their JSON has no
+    nulls, and a game without scored rounds is rare)."""
     return part / whole if whole else 0.0
+
+
+def rate(part: float, whole: float) -> float | None:
+    """``part / whole``, None when ``whole`` is 0: what a leaderboard or a page shows (a bot
+    without a game has no win rate, rather than one of 0)."""
+    return part / whole if whole else None
+
+
+def rounded(value: float | None, digits: int = 3) -> float | None:
+    """``value`` rounded to ``digits``; None stays None, and so does NaN (JSON has no NaN)."""
+    return None if value is None or math.isnan(value) else round(value, digits)
 
 
 def _with_rates(stats: dict[str, Any]) -> dict[str, Any]:
     table = stats["table"]
     rounds = table["rounds"]
-    table["null_bid_rate"] = _rate(table["null_bids"], table["bids"])
-    table["average_top_bid"] = _rate(table["top_bid_sum"], rounds)
-    table["trump_rate"] = {key: _rate(count, rounds) for key, count in table["trump"].items()}
+    table["null_bid_rate"] = rate_or_zero(table["null_bids"], table["bids"])
+    table["average_top_bid"] = rate_or_zero(table["top_bid_sum"], rounds)
+    table["trump_rate"] = {
+        key: rate_or_zero(count, rounds) for key, count in table["trump"].items()
+    }
     for seat in stats["seats"]:
         _seat_rates(seat)
     return stats
@@ -132,12 +153,12 @@ def _with_rates(stats: dict[str, Any]) -> dict[str, Any]:
 
 def _seat_rates(seat: dict[str, Any]) -> dict[str, Any]:
     n = seat["rounds"]
-    seat["points_per_round"] = _rate(seat["total"], n)
-    seat["zero_bid_rate"] = _rate(seat["zero_bids"], n)
-    seat["top_bid_rate"] = _rate(seat["top_bids"], n)
-    seat["bid_fill_rate"] = _rate(seat["fills"], n)
-    seat["overflow_rate"] = _rate(seat["overflows"], n)
-    seat["underfill_rate"] = _rate(seat["underfills"], n)
+    seat["points_per_round"] = rate_or_zero(seat["total"], n)
+    seat["zero_bid_rate"] = rate_or_zero(seat["zero_bids"], n)
+    seat["top_bid_rate"] = rate_or_zero(seat["top_bids"], n)
+    seat["bid_fill_rate"] = rate_or_zero(seat["fills"], n)
+    seat["overflow_rate"] = rate_or_zero(seat["overflows"], n)
+    seat["underfill_rate"] = rate_or_zero(seat["underfills"], n)
     return seat
 
 
@@ -166,8 +187,8 @@ def combine_statistics(many: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def combine_seat_counts(seats: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Sum several per-seat statistics (e.g. one bot's seats over many games) with rates."""
-    total = dict.fromkeys(_SEAT_COUNTS, 0)
+    total = dict.fromkeys(SEAT_COUNTS, 0)
     for seat in seats:
-        for key in _SEAT_COUNTS:
+        for key in SEAT_COUNTS:
             total[key] += seat[key]
     return _seat_rates(total)

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from .records import Fault, FaultStatus, GameRecord
+from .stats import rate
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -159,7 +160,7 @@ class BotAggregate:
         counts = dict(self.counts)
         rounds = counts.get("rounds", 0)
         return {
-            f"{name}_rate": (counts.get(key, 0) / rounds if rounds else None)
+            f"{name}_rate": rate(counts.get(key, 0), rounds)
             for name, key in (
                 ("zero_bid", "zero_bids"),
                 ("top_bid", "top_bids"),
@@ -174,22 +175,32 @@ def _fault_json(fault: Fault) -> dict[str, Any]:
     return {"seat": fault.seat, "status": fault.status.value, "detail": fault.detail}
 
 
-def _record_from_row(row: sqlite3.Row) -> GameRecord:
-    return GameRecord(
-        match_id=row["match_id"],
-        game_index=row["game_index"],
-        seed=row["seed"],
-        seats=tuple(json.loads(row["seats"])),
-        totals=tuple(json.loads(row["totals"])),
-        ranks=tuple(json.loads(row["ranks"])),
+#: a game's row with its five JSON columns as one JSON array: one parse per game, not five
+_GAME_COLUMNS = (
+    "g.canonical_index, g.match_index, g.match_id, g.game_index, g.seed, "
+    "'[' || g.seats || ',' || g.totals || ',' || g.ranks || ',' || g.faults || ',' || g.stats "
+    "|| ']', g.replay_path, g.seconds"
+)
+
+
+def _stored_from_row(row: Sequence[Any]) -> StoredGame:
+    canonical, match_index, match_id, game_index, seed, data, replay_path, seconds = row
+    seats, totals, ranks, faults, stats = json.loads(data)
+    record = GameRecord(
+        match_id=match_id,
+        game_index=game_index,
+        seed=seed,
+        seats=tuple(seats),
+        totals=tuple(totals),
+        ranks=tuple(ranks),
         faults=tuple(
-            Fault(item["seat"], FaultStatus(item["status"]), item["detail"])
-            for item in json.loads(row["faults"])
+            Fault(item["seat"], FaultStatus(item["status"]), item["detail"]) for item in faults
         ),
-        stats=json.loads(row["stats"]),
-        replay_path=row["replay_path"],
-        seconds=row["seconds"],
+        stats=stats,
+        replay_path=replay_path,
+        seconds=seconds,
     )
+    return StoredGame(canonical, match_index, record)
 
 
 class Store:
@@ -521,16 +532,13 @@ class Store:
 
     def games(self, *, after: int = -1, finished_matches_only: bool = False) -> list[StoredGame]:
         """Finished games in canonical order (those with canonical index > ``after``)."""
-        query = "SELECT g.* FROM games g"
+        query = f"SELECT {_GAME_COLUMNS} FROM games g"
         if finished_matches_only:
             query += " JOIN matches m USING (match_index) WHERE m.status = 'done' AND"
         else:
             query += " WHERE"
         query += " g.canonical_index > ? ORDER BY g.canonical_index"
-        return [
-            StoredGame(row["canonical_index"], row["match_index"], _record_from_row(row))
-            for row in self.db.execute(query, (after,))
-        ]
+        return [_stored_from_row(row) for row in self.db.execute(query, (after,))]
 
     def iter_records(self) -> Iterator[GameRecord]:
         for stored in self.games():
@@ -562,9 +570,22 @@ class Store:
             result[bot] = (count, detail)
         return result
 
-    def bot_aggregates(self, names: Iterable[str] = ()) -> dict[str, BotAggregate]:
-        """Per-bot aggregates over every finished game."""
-        return aggregate((stored.record for stored in self.games()), names)
+    def scheduled(self) -> tuple[int, int]:
+        """(matches, games) in the matches table: those scheduled so far (a league schedules
+        in waves; the referee keeps the totals in meta, ``matches_total``/``games_total``)."""
+        matches, games = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(games), 0) FROM matches"
+        ).fetchone()
+        return matches, games
+
+    def all_logs(self) -> dict[int, dict[str, str]]:
+        """match index -> bot -> its output in that match, for every match with any."""
+        result: dict[int, dict[str, str]] = defaultdict(dict)
+        for match_index, bot, text in self.db.execute(
+            "SELECT match_index, bot, text FROM logs ORDER BY match_index"
+        ):
+            result[match_index][bot] = text
+        return dict(result)
 
 
 class _Transaction:
@@ -580,18 +601,6 @@ class _Transaction:
             self.db.execute("COMMIT")
         else:
             self.db.execute("ROLLBACK")
-
-
-def _seat_counts(stats: Mapping[str, Any], seat: int) -> dict[str, int]:
-    """The raw per-seat counts of a game's statistics (``stats.game_statistics``: ``seats``)."""
-    seats = stats.get("seats")
-    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
-        return {
-            key: value
-            for key, value in seats[seat].items()
-            if isinstance(value, int) and not isinstance(value, bool)
-        }
-    return {}
 
 
 def _game_rounds(stats: Any) -> int:
@@ -614,6 +623,9 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
     seen = set(order)
     for record in records:
         game_rounds = _game_rounds(record.stats)
+        seat_stats = record.stats.get("seats") if isinstance(record.stats, dict) else None
+        if not isinstance(seat_stats, list):
+            seat_stats = None
         faulted_seats = {fault.seat for fault in record.faults}
         for fault in record.faults:
             if 0 <= fault.seat < len(record.seats):
@@ -628,9 +640,13 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
             ranks[name][record.ranks[seat]] += 1
             wins[name] += record.ranks[seat] == 1
             faulted[name] += seat in faulted_seats
-            bucket = counts[name]
-            for key, value in _seat_counts(record.stats, seat).items():
-                bucket[key] += value
+            if seat_stats is not None and seat < len(seat_stats):
+                one = seat_stats[seat]
+                if type(one) is dict:
+                    bucket = counts[name]
+                    for key, value in one.items():
+                        if type(value) is int:  # the counts: not the rates, nor a bool
+                            bucket[key] += value
     return {
         name: BotAggregate(
             name=name,

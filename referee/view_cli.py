@@ -21,7 +21,8 @@ __all__ = ["configure", "run", "standalone_page"]
 
 def standalone_page(replay: dict[str, Any], ident: str) -> str:
     """The HTML page of ``replay`` (a loaded replay), everything inline."""
-    from .publish import STATIC, _environment, compact_frames, replay_view
+    from .publish import STATIC, _environment
+    from .replay_view import compact_frames, replay_view
 
     view = replay_view(replay)
     view["frames"] = compact_frames(view["frames"])

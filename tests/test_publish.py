@@ -11,6 +11,7 @@ import csv
 import io
 import itertools
 import json
+import os
 import random
 import re
 import subprocess
@@ -25,38 +26,45 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks, new_game
 from ohseven.referee import publish as publish_module
-from ohseven.referee.publish import (
+from ohseven.referee.leaderboard import (
     LEADERBOARD_FORMAT,
     LEADERBOARD_VERSION,
-    REPLAY_DATA,
-    PublishError,
-    Tournament,
-    bid_tricks,
-    bot_view,
-    compact_frames,
-    expand_frames,
-    game_id,
-    head_to_head,
+    bot_statistics,
     leaderboard,
     leaderboard_csv,
     leaderboard_markdown,
-    load_tournament,
-    publish,
-    rated_records,
-    rating_history,
-    replay_script,
-    replay_view,
-    round_outcomes,
-    slugify,
-    table_statistics,
-    unique_slugs,
+    statistics_of,
 )
+from ohseven.referee.publish import REPLAY_DATA, publish
 from ohseven.referee.ratings import game_ranks, order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
+from ohseven.referee.replay_view import (
+    compact_frames,
+    expand_frames,
+    replay_script,
+    replay_view,
+    round_outcomes,
+)
 from ohseven.referee.secret import derive_seed
+from ohseven.referee.site_data import (
+    bid_tricks,
+    bot_view,
+    head_to_head,
+    rating_history,
+    table_statistics,
+)
 from ohseven.referee.stats import game_statistics
-from ohseven.referee.store import Store, StoredGame
+from ohseven.referee.store import Store, StoredGame, aggregate
+from ohseven.referee.tournament import (
+    PublishError,
+    Tournament,
+    game_id,
+    load_tournament,
+    rated_records,
+    slugify,
+    unique_slugs,
+)
 
 BOTS = ("alpha", "beta", "gamma", "Delta Bot")
 FAULTY = "Delta Bot"
@@ -374,8 +382,10 @@ class TestUncertainty:
         rows = {row["name"]: row for row in board["bots"]}
         assert rows["a"]["tier"] == rows["b"]["tier"] == 1
         assert rows["a"]["place"] == rows["b"]["place"] == "=1"
-        assert rows["a"]["tied_with"] == ["b"] and rows["b"]["tied_with"] == ["a"]
-        assert (rows["c"]["tier"], rows["c"]["place"], rows["c"]["tied_with"]) == (2, "3", [])
+        assert (rows["a"]["tied_from"], rows["a"]["tied_to"]) == (1, 2)
+        assert (rows["b"]["tied_from"], rows["b"]["tied_to"]) == (1, 2)
+        assert (rows["c"]["tier"], rows["c"]["place"]) == (2, "3")
+        assert (rows["c"]["tied_from"], rows["c"]["tied_to"]) == (3, 3)
         assert (rows["d"]["tier"], rows["d"]["place"]) == (3, "4")
         upper = board["bots"][0]
         assert upper["superiority_next"] < 0.95 and upper["games_to_separate"] is None
@@ -954,6 +964,78 @@ class TestLargeLeague:
         assert all(set(row) == set(best) - {name} for name, row in board["superiority"].items())
         assert all(row["superiority_next"] is not None for row in board["bots"][:-1])
 
+    def test_a_row_does_not_grow_with_its_tier(self) -> None:
+        """A league's first document (no games: every bot in one tier) has rows of a bounded
+        size: a tier is a range of ranks, not a list of the other bots (quadratic in all)."""
+        names = [f"bot-{i:04d}" for i in range(400)]
+        tournament = Tournament(
+            name="league", game="oh-seven", seed=None, config={}, bots=tuple(names), games=()
+        )
+        board = leaderboard(tournament)
+        assert {row["tier"] for row in board["bots"]} == {1}
+        assert all((row["tied_from"], row["tied_to"]) == (1, 400) for row in board["bots"])
+        assert max(len(json.dumps(row)) for row in board["bots"]) < 2000
+
+    def test_a_parallel_build_writes_the_same_bytes(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The rating history computed in a child process (a large first build) gives the same
+        site, byte for byte, as computed in the publishing process."""
+        serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+        build_tournament(serial)
+        build_tournament(parallel)
+        monkeypatch.setattr(publish_module, "PARALLEL_GAMES", 10**9)
+        publish(serial, now=0)
+        monkeypatch.setattr(publish_module, "PARALLEL_GAMES", 1)
+        publish(parallel, now=0)
+
+        def files(root: Path) -> dict[str, bytes]:
+            return {
+                str(path.relative_to(root)): path.read_bytes()
+                for path in root.rglob("*")
+                if path.is_file() and "tournament.sqlite" not in path.name
+            }
+
+        assert files(serial) == files(parallel)
+
+    def test_a_failed_parallel_build_leaves_no_process(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A publish that fails while its child process rates the games kills and reaps it:
+        a referee publishing as it goes keeps no stray process per failure."""
+
+        def children() -> set[int]:
+            tasks = Path(f"/proc/{os.getpid()}/task")
+            return {
+                int(pid)
+                for task in tasks.iterdir()
+                for pid in (task / "children").read_text().split()
+            }
+
+        build_tournament(tmp_path)
+        before = children()
+        monkeypatch.setattr(publish_module, "PARALLEL_GAMES", 1)
+
+        def full_disk(*args: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(publish_module, "_publish_replays", full_disk)
+        with pytest.raises(OSError, match="No space"):
+            publish(tmp_path)
+        assert children() == before
+
+    def test_statistics_from_aggregates_match_those_of_the_records(self) -> None:
+        """Each bot's statistics derived from its aggregate (one pass over the games) equal
+        those summed from its seats' statistics."""
+        records = [
+            GameRecord(f"m{i}", 0, i, seats, (1, 2, 3), (3, 2, 1), (), game_statistics(played))
+            for i, seats in enumerate(itertools.permutations(BOTS[:3]))
+            for played in [play("oh-seven", 3, 40 + i)]
+        ]
+        mine = statistics_of(aggregate(records, BOTS))
+        assert mine == bot_statistics(records)
+        assert set(mine) == set(BOTS[:3])
+
     def test_shared_place_names_a_few_of_its_tier(self, tmp_path: Path) -> None:
         """A tier of many bots names 10 of the others in the index's tooltip, then how many
         more (every row naming them all grew with the square of the tier)."""
@@ -971,7 +1053,7 @@ class TestLargeLeague:
         publish(tmp_path)
         board = json.loads((tmp_path / "leaderboard.json").read_text())
         row = board["bots"][0]
-        assert len(row["tied_with"]) == len(names) - 1  # the JSON names them all
+        assert (row["tied_from"], row["tied_to"]) == (1, len(names))  # the tier's ranks
         index = (tmp_path / "index.html").read_text()
-        shown = ", ".join(row["tied_with"][:10])
+        shown = ", ".join(other["name"] for other in board["bots"][1:11])
         assert f'title="tier 1, tied with {shown} and 5 more"' in index

@@ -207,7 +207,7 @@ class TestListing:
 
     def test_viewer_steps_never_go_back_and_stay_in_the_page(self, recorded: Recorded):
         """Each decision's viewer step is a step of the page (1 to its frames), in game order."""
-        from ohseven.referee.publish import replay_view
+        from ohseven.referee.replay_view import replay_view
 
         replay = load_replay(_replay(recorded, 0))
         frames = len(replay_view(replay)["frames"])

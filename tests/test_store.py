@@ -120,6 +120,28 @@ class TestGames:
         assert store.logs(0) == {"a": "hello"}
         assert store.unfinished_matches() == [1]
 
+    def test_scheduled_and_every_match_logs(self, store: Store) -> None:
+        """The matches and games scheduled, and every match's logs in one query."""
+        assert store.scheduled() == (2, 4)
+        assert store.all_logs() == {}
+        for index, match_id in ((0, "m00000"), (1, "m00001")):
+            store.start_match(index)
+            for g in range(2):
+                store.add_game(2 * index + g, index, game(match_id, g, "ab", (1, 2)))
+        store.finish_match(0, {"a": "hello", "b": "bye"})
+        store.finish_match(1, {"a": "again"})
+        assert store.all_logs() == {0: {"a": "hello", "b": "bye"}, 1: {"a": "again"}}
+
+    def test_games_read_every_field_back(self, store: Store) -> None:
+        """A game's record read back (its JSON columns parsed at once) equals the one written."""
+        record = game(
+            "m00000", 0, "ab", (3, -1), [Fault(1, FaultStatus.TIMEOUT, "slow")], {"x": [1, 2.5]}
+        )
+        store.start_match(0)
+        store.add_game(0, 0, record)
+        (stored,) = store.games()
+        assert (stored.canonical_index, stored.match_index, stored.record) == (0, 0, record)
+
 
 class TestAggregates:
     def test_per_bot_aggregates(self, store: Store) -> None:
@@ -139,7 +161,7 @@ class TestAggregates:
             ),
         )
         store.add_game(1, 0, game("m00000", 1, "ba", (6, 6), stats={"table": {"rounds": 7}}))
-        result = store.bot_aggregates(["a", "b", "c"])
+        result = aggregate((g.record for g in store.games()), ["a", "b", "c"])
         a, b, c = result["a"], result["b"], result["c"]
         assert (a.games, a.points, a.wins, a.rounds) == (2, 16, 2, 14)
         assert a.ranks == ((1, 2),) and b.ranks == ((1, 1), (2, 1))
@@ -148,13 +170,6 @@ class TestAggregates:
         assert a.rates()["zero_bid_rate"] == 2 / 7 and a.rates()["bid_fill_rate"] == 3 / 7
         assert c.games == 0 and c.points_per_game is None
         assert store.faults_by_status() == {"b": {"timeout": 1}}
-
-    def test_aggregate_of_records_equals_the_stores(self, store: Store) -> None:
-        """aggregate() over the records read back gives the store's aggregates."""
-        store.start_match(1)
-        store.add_game(2, 1, game("m00001", 0, "ac", (1, 9)))
-        records = [g.record for g in store.games()]
-        assert aggregate(records, "abc") == store.bot_aggregates("abc")
 
     def test_counts_from_real_game_statistics(self, store: Store) -> None:
         """Aggregates read stats.game_statistics: fill + overflow + underfill rates sum to 1."""
@@ -171,7 +186,7 @@ class TestAggregates:
         totals = engine.result().totals
         store.start_match(0)
         store.add_game(0, 0, game("m00000", 0, "ab", totals, stats=game_statistics(engine)))
-        a = store.bot_aggregates()["a"]
+        a = aggregate(g.record for g in store.games())["a"]
         assert a.rounds == 7 and a.count("rounds") == 7
         rates = a.rates()
         assert rates["bid_fill_rate"] + rates["overflow_rate"] + rates["underfill_rate"] == 1

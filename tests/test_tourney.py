@@ -144,7 +144,7 @@ class TestWorkers:
         for name in ("index.html", "leaderboard.csv", "leaderboard.md", "games.html"):
             assert (output / name).is_file(), name
         document = board(output)
-        assert document["format"] == "ohseven-leaderboard" and document["version"] == 2
+        assert document["format"] == "ohseven-leaderboard" and document["version"] == 3
         assert document == outcome.leaderboard
 
     def test_rerun_of_a_finished_tournament_plays_nothing(self, tmp_path: Path) -> None:
