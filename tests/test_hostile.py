@@ -275,3 +275,19 @@ def survivors(marker: str) -> list[int]:
         if marker.encode() in cmdline and state not in "ZX":
             found.append(int(name))
     return found
+
+
+class TestStallOnKill:
+    """A bot whose kill takes the referee seconds, killed while another seat owes a move."""
+
+    def test_dropped_while_the_next_seat_is_asked(self, tmp_path):
+        """The next seat's prompt reply is not turned into a timeout by the referee's stall."""
+        outcome = play(tmp_path, "stall", "drop")  # play() checks the honest bots are clean
+        assert outcome.reports("stall"), outcome.hostile_log
+        assert outcome.statuses()[-1] is DROPPED
+
+    def test_crashed_while_the_next_seat_is_asked(self, tmp_path):
+        """A crash of that bot (its kernel teardown) does not cost the next seat its time."""
+        outcome = play(tmp_path, "stall", "crash")
+        assert outcome.reports("stall"), outcome.hostile_log
+        assert outcome.statuses()[-1] is CRASH

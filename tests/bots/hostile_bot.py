@@ -28,6 +28,13 @@ Modes, by when they strike:
   first request): that many processes each open that many connections to its endpoint and
   hold them; the main process then plays on; ``strangers`` (before its hello, 200 frames on
   a second connection that never says hello);
+- ``stall drop|crash [PROCESSES MB]`` : on its first request, makes its own kill slow
+  (PROCESSES children, 60 by default, niced, scanning a shared mapping of MB megabytes, 150 by
+  default), and lets them run 0.2 s of each of its first 6 requests; on its next play
+  request that another seat's request follows (not the last card of a
+  trick), answers at once and gets itself dropped (``drop``: garbage frames right after its
+  reply) or exits (``crash``): the referee kills it while the next seat's request is
+  outstanding;
 - all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
   JSON line, to ``DIR/<OHSEVEN_NAME>.jsonl`` for the leak tests to inspect).
 """
@@ -47,6 +54,7 @@ import zmq
 
 MODE = sys.argv[1]
 ARGS = sys.argv[2:]
+DROP_FRAMES = 12  # more than the referee's faults to a drop
 
 
 def result(word, detail=""):
@@ -256,6 +264,35 @@ def connflood(endpoint, processes, connections):
     return held
 
 
+def slow_to_kill(processes, megabytes):
+    """Niced children that keep scanning a big shared mapping (once all are forked): their exit
+    takes the referee seconds."""
+    import mmap
+
+    began = time.monotonic()
+    size = megabytes << 20
+    shared = mmap.mmap(-1, size, flags=mmap.MAP_SHARED)
+    wait, go = os.pipe()
+    started = 0
+    for _ in range(processes):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            os.nice(19)  # the bot's own answers keep its CPU
+            os.close(go)
+            os.read(wait, 1)
+            total = 0
+            while True:
+                for page in range(0, size, 4096):
+                    total += shared[page]
+                    shared[page] = 1
+        started += 1
+    os.close(go)
+    result("stall_children", f"{started} {time.monotonic() - began:.3f}")
+
+
 def nested(depth):
     return b"\x91" * depth + b"\xc0"  # [[[...[nil]...]]]
 
@@ -294,6 +331,7 @@ def main():
     welcome = msgpack.unpackb(sock.recv())
     assert welcome["type"] == "welcome", welcome
     rng = random.Random(11)
+    players, in_trick, stalled = 0, 0, False
     hand = []
     previous = None
     count = 0
@@ -306,6 +344,7 @@ def main():
                 sock.send(packb({"type": "move", "id": 10**9 + rng.randrange(1000), "move": 0}))
                 sock.send(packb({"type": "hello", "protocol": 1, "secret": secret}))
         message = msgpack.unpackb(sock.recv())
+        received = time.monotonic()
         if spy is not None:
             spy.write(json.dumps(message) + "\n")
             spy.flush()
@@ -314,6 +353,12 @@ def main():
         for event in message.get("events", ()):
             if event["type"] == "deal":
                 hand = list(event["hand"])
+            elif event["type"] == "game":
+                players = event["players"]
+            elif event["type"] == "play":
+                in_trick += 1
+            elif event["type"] in ("trick", "round", "trump"):
+                in_trick = 0
         if message["type"] != "request":
             continue
         count += 1
@@ -338,6 +383,19 @@ def main():
                 writeall(endpoint)
             elif MODE == "connflood" and ARGS[2] == "late":
                 hoard = connflood(endpoint, *ARGS[:2])  # noqa: F841 - held open
+        if MODE == "stall" and count == 1:
+            slow_to_kill(*(int(arg) for arg in ARGS[1:3] or ("60", "150")))
+        if MODE == "stall" and not stalled and count <= 6:  # the children run meanwhile
+            time.sleep(max(0.0, received + 0.2 - time.monotonic()))
+        elif MODE == "stall" and kind == "play" and in_trick < players - 1 and not stalled:
+            stalled = True
+            sock.send(packb({"type": "move", "id": ident, "move": move}))
+            result("stall", f"{ARGS[0]} after request {ident} ({in_trick} cards in the trick)")
+            if ARGS[0] == "crash":
+                os._exit(3)
+            for _ in range(DROP_FRAMES):
+                sock.send(b"\xc1 not msgpack")
+            continue
         if MODE == "hang":
             time.sleep(120)
         elif MODE == "late":
