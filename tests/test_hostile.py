@@ -291,3 +291,23 @@ class TestStallOnKill:
         outcome = play(tmp_path, "stall", "crash")
         assert outcome.reports("stall"), outcome.hostile_log
         assert outcome.statuses()[-1] is CRASH
+
+
+def peak_rss_mb() -> int:
+    """This process's peak resident memory (since it was last reset), in MB."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    raise AssertionError("no VmHWM in /proc/self/status")
+
+
+class TestFrameFlood:
+    def test_megabyte_frames_do_not_pile_up(self, tmp_path):
+        """2000 frames of 1 MB cost the referee little memory: the bot is dropped first."""
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")  # resets the peak
+        before = peak_rss_mb()
+        outcome = play(tmp_path, "bigflood", "2000")
+        assert outcome.statuses() == dropped(MALFORMED)
+        assert peak_rss_mb() - before < 200

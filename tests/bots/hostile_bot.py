@@ -35,6 +35,8 @@ Modes, by when they strike:
   trick), answers at once and gets itself dropped (``drop``: garbage frames right after its
   reply) or exits (``crash``): the referee kills it while the next seat's request is
   outstanding;
+- ``bigflood N``: on its first request, N frames of just under 1 MB (the transport's limit)
+  as fast as it can, then plays on;
 - all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
   JSON line, to ``DIR/<OHSEVEN_NAME>.jsonl`` for the leak tests to inspect).
 """
@@ -396,6 +398,11 @@ def main():
             for _ in range(DROP_FRAMES):
                 sock.send(b"\xc1 not msgpack")
             continue
+        if MODE == "bigflood" and count == 1:
+            big = b"\xc1" * ((1 << 20) - 64)
+            for _ in range(int(ARGS[0])):
+                sock.send(big)
+            result("bigflood", ARGS[0])
         if MODE == "hang":
             time.sleep(120)
         elif MODE == "late":
