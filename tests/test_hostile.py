@@ -159,6 +159,7 @@ class TestDecisions:
             ("notheld", ILLEGAL, "oh-seven"),
             ("bidrange", ILLEGAL, "oh-hell"),
             ("unsolicited", PROTOCOL, "oh-seven"),
+            ("neighbours", PROTOCOL, "oh-seven"),
         ],
     )
     def test_repeated_fault_until_dropped(self, tmp_path, mode, status, game):

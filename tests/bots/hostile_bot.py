@@ -16,7 +16,8 @@ Modes, by when they strike:
   ``notheld`` (a card it does not hold), ``bidrange`` (an Oh Hell bid out of range),
   ``replay`` (answers with the id of the previous request), ``unsolicited`` (a stream of moves
   nobody asked for, and second hellos), ``lateflood`` (answers, then repeats that reply until
-  the next message comes);
+  the next message comes), ``neighbours`` (answers with the ids next to its own, those of
+  the other seats asked at once in a simultaneous phase, then with its own);
 - on the first request, then plays on: ``memory`` (allocates until refused, then dies),
   ``forkbomb`` (forks until refused; the children fork too), ``bigfile`` (writes a file until
   refused, then dies), ``impostor`` (a second connection saying hello with guessed secrets
@@ -411,6 +412,10 @@ def main():
             end = time.monotonic() + message["time_ms"] / 1000 + 0.2
             while time.monotonic() < end:
                 pass
+        elif MODE == "neighbours":
+            for other in (ident - 1, ident + 1, ident):
+                sock.send(packb({"type": "move", "id": other, "move": move}))
+            continue
         elif MODE == "garbage":
             sock.send(b"\xc1\xc1 not msgpack \xff")
             continue
