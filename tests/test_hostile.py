@@ -312,3 +312,11 @@ class TestFrameFlood:
         outcome = play(tmp_path, "bigflood", "2000")
         assert outcome.statuses() == dropped(MALFORMED)
         assert peak_rss_mb() - before < 200
+
+
+class TestSpareConnection:
+    def test_a_connection_opened_before_the_hello(self, tmp_path):
+        """A second connection opened before the hello cannot say hello or move mid-game."""
+        outcome = play(tmp_path, "spare")
+        assert set(outcome.reports("spare_hello")) == {"error"}, outcome.hostile_log
+        assert set(outcome.statuses()) <= {PROTOCOL, DROPPED}

@@ -36,6 +36,8 @@ Modes, by when they strike:
   trick), answers at once and gets itself dropped (``drop``: garbage frames right after its
   reply) or exits (``crash``): the referee kills it while the next seat's request is
   outstanding;
+- ``spare``: opens a second connection before its hello; on every request, says hello on it
+  with its own secret and sends the move there (the right id) before answering on its own;
 - ``bigflood N``: on its first request, N frames of just under 1 MB (the transport's limit)
   as fast as it can, then plays on;
 - all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
@@ -134,6 +136,11 @@ def impostor(endpoint, secret):
     finally:
         probe.close()
     context = zmq.Context.instance()
+    spare = None
+    if MODE == "spare":
+        spare = context.socket(zmq.DEALER)
+        spare.setsockopt(zmq.LINGER, 0)
+        spare.connect(endpoint)
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(endpoint)
@@ -318,6 +325,11 @@ def main():
         for _ in range(200):
             other.send(b"\xc1 not a hello")
     context = zmq.Context.instance()
+    spare = None
+    if MODE == "spare":
+        spare = context.socket(zmq.DEALER)
+        spare.setsockopt(zmq.LINGER, 0)
+        spare.connect(endpoint)
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(endpoint)
@@ -412,6 +424,11 @@ def main():
             end = time.monotonic() + message["time_ms"] / 1000 + 0.2
             while time.monotonic() < end:
                 pass
+        elif MODE == "spare":
+            spare.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": "spare"}))
+            if spare.poll(200):
+                result("spare_hello", msgpack.unpackb(spare.recv())["type"])
+            spare.send(packb({"type": "move", "id": ident, "move": move}))
         elif MODE == "neighbours":
             for other in (ident - 1, ident + 1, ident):
                 sock.send(packb({"type": "move", "id": other, "move": move}))
