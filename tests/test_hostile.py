@@ -85,6 +85,7 @@ def play(
     game: str = "oh-seven",
     sandbox: SandboxConfig = SANDBOX,
     honest_dir: str | None = None,
+    clock: TimeControl = CLOCK,
 ) -> Outcome:
     """One game: honest seat 0, the hostile bot in seat 1, honest seat 2; checks the invariants
     every hostile test shares (bounded time, honest bots clean, legal replays)."""
@@ -102,7 +103,7 @@ def play(
         ),
         seatings=((0, 1, 2),),
         seeds=(20240601,),
-        time_control=CLOCK,
+        time_control=clock,
         fallback_seed=5,
     )
     replay_dir = tmp_path / "replays"
@@ -281,15 +282,17 @@ def survivors(marker: str) -> list[int]:
 class TestStallOnKill:
     """A bot whose kill takes the referee seconds, killed while another seat owes a move."""
 
+    CLOCK = attrs.evolve(CLOCK, start_seconds=10)  # the bot prepares before its hello
+
     def test_dropped_while_the_next_seat_is_asked(self, tmp_path):
         """The next seat's prompt reply is not turned into a timeout by the referee's stall."""
-        outcome = play(tmp_path, "stall", "drop")  # play() checks the honest bots are clean
+        outcome = play(tmp_path, "stall", "drop", clock=self.CLOCK)  # honest bots: clean?
         assert outcome.reports("stall"), outcome.hostile_log
         assert outcome.statuses()[-1] is DROPPED
 
     def test_crashed_while_the_next_seat_is_asked(self, tmp_path):
         """A crash of that bot (its kernel teardown) does not cost the next seat its time."""
-        outcome = play(tmp_path, "stall", "crash")
+        outcome = play(tmp_path, "stall", "crash", clock=self.CLOCK)
         assert outcome.reports("stall"), outcome.hostile_log
         assert outcome.statuses()[-1] is CRASH
 

@@ -29,13 +29,12 @@ Modes, by when they strike:
   first request): that many processes each open that many connections to its endpoint and
   hold them; the main process then plays on; ``strangers`` (before its hello, 200 frames on
   a second connection that never says hello);
-- ``stall drop|crash [PROCESSES MB]`` : on its first request, makes its own kill slow
-  (PROCESSES children, 60 by default, niced, scanning a shared mapping of MB megabytes, 150 by
-  default), and lets them run 0.2 s of each of its first 6 requests; on its next play
-  request that another seat's request follows (not the last card of a
-  trick), answers at once and gets itself dropped (``drop``: garbage frames right after its
-  reply) or exits (``crash``): the referee kills it while the next seat's request is
-  outstanding;
+- ``stall drop|crash [PROCESSES MB]``: before its hello, makes its own kill slow
+  (PROCESSES children, 60 by default, niced, sharing a touched mapping of MB megabytes, 150
+  by default); on its first play request that another seat's request follows (not the last
+  card of a trick), sets the children scanning, answers and gets itself dropped (``drop``:
+  garbage frames right after its reply) or exits (``crash``): the referee kills it while the
+  next seat's request is outstanding;
 - ``spare``: opens a second connection before its hello; on every request, says hello on it
   with its own secret and sends the move there (the right id) before answering on its own;
 - ``bigflood N``: on its first request, N frames of just under 1 MB (the transport's limit)
@@ -275,13 +274,15 @@ def connflood(endpoint, processes, connections):
 
 
 def slow_to_kill(processes, megabytes):
-    """Niced children that keep scanning a big shared mapping (once all are forked): their exit
-    takes the referee seconds."""
+    """Niced children sharing (copy on write) every page of a big mapping, which scan it once the
+    returned function is called: their exit takes the referee seconds."""
     import mmap
 
     began = time.monotonic()
     size = megabytes << 20
-    shared = mmap.mmap(-1, size, flags=mmap.MAP_SHARED)
+    pages = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    for page in range(0, size, 4096):
+        pages[page] = 1
     wait, go = os.pipe()
     started = 0
     for _ in range(processes):
@@ -296,11 +297,10 @@ def slow_to_kill(processes, megabytes):
             total = 0
             while True:
                 for page in range(0, size, 4096):
-                    total += shared[page]
-                    shared[page] = 1
+                    total += pages[page]
         started += 1
-    os.close(go)
     result("stall_children", f"{started} {time.monotonic() - began:.3f}")
+    return lambda: os.close(go)
 
 
 def nested(depth):
@@ -342,6 +342,8 @@ def main():
             result("guess_answer", msgpack.unpackb(sock.recv())["type"])
         time.sleep(120)
         return 0
+    if MODE == "stall":  # before the hello: the start has time to spare
+        release = slow_to_kill(*(int(arg) for arg in ARGS[1:3] or ("60", "150")))
     sock.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": MODE}))
     welcome = msgpack.unpackb(sock.recv())
     assert welcome["type"] == "welcome", welcome
@@ -359,7 +361,6 @@ def main():
                 sock.send(packb({"type": "move", "id": 10**9 + rng.randrange(1000), "move": 0}))
                 sock.send(packb({"type": "hello", "protocol": 1, "secret": secret}))
         message = msgpack.unpackb(sock.recv())
-        received = time.monotonic()
         if spy is not None:
             spy.write(json.dumps(message) + "\n")
             spy.flush()
@@ -398,12 +399,9 @@ def main():
                 writeall(endpoint)
             elif MODE == "connflood" and ARGS[2] == "late":
                 hoard = connflood(endpoint, *ARGS[:2])  # noqa: F841 - held open
-        if MODE == "stall" and count == 1:
-            slow_to_kill(*(int(arg) for arg in ARGS[1:3] or ("60", "150")))
-        if MODE == "stall" and not stalled and count <= 6:  # the children run meanwhile
-            time.sleep(max(0.0, received + 0.2 - time.monotonic()))
-        elif MODE == "stall" and kind == "play" and in_trick < players - 1 and not stalled:
+        if MODE == "stall" and kind == "play" and in_trick < players - 1 and not stalled:
             stalled = True
+            release()
             sock.send(packb({"type": "move", "id": ident, "move": move}))
             result("stall", f"{ARGS[0]} after request {ident} ({in_trick} cards in the trick)")
             if ARGS[0] == "crash":
