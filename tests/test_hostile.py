@@ -85,6 +85,7 @@ def play(
     game: str = "oh-seven",
     sandbox: SandboxConfig = SANDBOX,
     honest_dir: str | None = None,
+    clock: TimeControl = CLOCK,
 ) -> Outcome:
     """One game: honest seat 0, the hostile bot in seat 1, honest seat 2; checks the invariants
     every hostile test shares (bounded time, honest bots clean, legal replays)."""
@@ -102,7 +103,7 @@ def play(
         ),
         seatings=((0, 1, 2),),
         seeds=(20240601,),
-        time_control=CLOCK,
+        time_control=clock,
         fallback_seed=5,
     )
     replay_dir = tmp_path / "replays"
@@ -159,6 +160,7 @@ class TestDecisions:
             ("notheld", ILLEGAL, "oh-seven"),
             ("bidrange", ILLEGAL, "oh-hell"),
             ("unsolicited", PROTOCOL, "oh-seven"),
+            ("neighbours", PROTOCOL, "oh-seven"),
         ],
     )
     def test_repeated_fault_until_dropped(self, tmp_path, mode, status, game):
@@ -275,3 +277,49 @@ def survivors(marker: str) -> list[int]:
         if marker.encode() in cmdline and state not in "ZX":
             found.append(int(name))
     return found
+
+
+class TestStallOnKill:
+    """A bot whose kill takes the referee seconds, killed while another seat owes a move."""
+
+    CLOCK = attrs.evolve(CLOCK, start_seconds=10)  # the bot prepares before its hello
+
+    def test_dropped_while_the_next_seat_is_asked(self, tmp_path):
+        """The next seat's prompt reply is not turned into a timeout by the referee's stall."""
+        outcome = play(tmp_path, "stall", "drop", clock=self.CLOCK)  # honest bots: clean?
+        assert outcome.reports("stall"), outcome.hostile_log
+        assert outcome.statuses()[-1] is DROPPED
+
+    def test_crashed_while_the_next_seat_is_asked(self, tmp_path):
+        """A crash of that bot (its kernel teardown) does not cost the next seat its time."""
+        outcome = play(tmp_path, "stall", "crash", clock=self.CLOCK)
+        assert outcome.reports("stall"), outcome.hostile_log
+        assert outcome.statuses()[-1] is CRASH
+
+
+def peak_rss_mb() -> int:
+    """This process's peak resident memory (since it was last reset), in MB."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    raise AssertionError("no VmHWM in /proc/self/status")
+
+
+class TestFrameFlood:
+    def test_megabyte_frames_do_not_pile_up(self, tmp_path):
+        """2000 frames of 1 MB cost the referee little memory: the bot is dropped first."""
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")  # resets the peak
+        before = peak_rss_mb()
+        outcome = play(tmp_path, "bigflood", "2000")
+        assert outcome.statuses() == dropped(MALFORMED)
+        assert peak_rss_mb() - before < 200
+
+
+class TestSpareConnection:
+    def test_a_connection_opened_before_the_hello(self, tmp_path):
+        """A second connection opened before the hello cannot say hello or move mid-game."""
+        outcome = play(tmp_path, "spare")
+        assert set(outcome.reports("spare_hello")) == {"error"}, outcome.hostile_log
+        assert set(outcome.statuses()) <= {PROTOCOL, DROPPED}

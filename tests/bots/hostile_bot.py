@@ -16,7 +16,8 @@ Modes, by when they strike:
   ``notheld`` (a card it does not hold), ``bidrange`` (an Oh Hell bid out of range),
   ``replay`` (answers with the id of the previous request), ``unsolicited`` (a stream of moves
   nobody asked for, and second hellos), ``lateflood`` (answers, then repeats that reply until
-  the next message comes);
+  the next message comes), ``neighbours`` (answers with the ids next to its own, those of
+  the other seats asked at once in a simultaneous phase, then with its own);
 - on the first request, then plays on: ``memory`` (allocates until refused, then dies),
   ``forkbomb`` (forks until refused; the children fork too), ``bigfile`` (writes a file until
   refused, then dies), ``impostor`` (a second connection saying hello with guessed secrets
@@ -28,6 +29,16 @@ Modes, by when they strike:
   first request): that many processes each open that many connections to its endpoint and
   hold them; the main process then plays on; ``strangers`` (before its hello, 200 frames on
   a second connection that never says hello);
+- ``stall drop|crash [PROCESSES MB]``: before its hello, makes its own kill slow
+  (PROCESSES children, 60 by default, niced, sharing a touched mapping of MB megabytes, 150
+  by default); on its first play request that another seat's request follows (not the last
+  card of a trick), sets the children scanning, answers and gets itself dropped (``drop``:
+  garbage frames right after its reply) or exits (``crash``): the referee kills it while the
+  next seat's request is outstanding;
+- ``spare``: opens a second connection before its hello; on every request, says hello on it
+  with its own secret and sends the move there (the right id) before answering on its own;
+- ``bigflood N``: on its first request, N frames of just under 1 MB (the transport's limit)
+  as fast as it can, then plays on;
 - all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
   JSON line, to ``DIR/<OHSEVEN_NAME>.jsonl`` for the leak tests to inspect).
 """
@@ -47,6 +58,7 @@ import zmq
 
 MODE = sys.argv[1]
 ARGS = sys.argv[2:]
+DROP_FRAMES = 12  # more than the referee's faults to a drop
 
 
 def result(word, detail=""):
@@ -123,6 +135,11 @@ def impostor(endpoint, secret):
     finally:
         probe.close()
     context = zmq.Context.instance()
+    spare = None
+    if MODE == "spare":
+        spare = context.socket(zmq.DEALER)
+        spare.setsockopt(zmq.LINGER, 0)
+        spare.connect(endpoint)
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(endpoint)
@@ -256,6 +273,36 @@ def connflood(endpoint, processes, connections):
     return held
 
 
+def slow_to_kill(processes, megabytes):
+    """Niced children sharing (copy on write) every page of a big mapping, which scan it once the
+    returned function is called: their exit takes the referee seconds."""
+    import mmap
+
+    began = time.monotonic()
+    size = megabytes << 20
+    pages = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    for page in range(0, size, 4096):
+        pages[page] = 1
+    wait, go = os.pipe()
+    started = 0
+    for _ in range(processes):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            os.nice(19)  # the bot's own answers keep its CPU
+            os.close(go)
+            os.read(wait, 1)
+            total = 0
+            while True:
+                for page in range(0, size, 4096):
+                    total += pages[page]
+        started += 1
+    result("stall_children", f"{started} {time.monotonic() - began:.3f}")
+    return lambda: os.close(go)
+
+
 def nested(depth):
     return b"\x91" * depth + b"\xc0"  # [[[...[nil]...]]]
 
@@ -278,6 +325,11 @@ def main():
         for _ in range(200):
             other.send(b"\xc1 not a hello")
     context = zmq.Context.instance()
+    spare = None
+    if MODE == "spare":
+        spare = context.socket(zmq.DEALER)
+        spare.setsockopt(zmq.LINGER, 0)
+        spare.connect(endpoint)
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(endpoint)
@@ -290,10 +342,13 @@ def main():
             result("guess_answer", msgpack.unpackb(sock.recv())["type"])
         time.sleep(120)
         return 0
+    if MODE == "stall":  # before the hello: the start has time to spare
+        release = slow_to_kill(*(int(arg) for arg in ARGS[1:3] or ("60", "150")))
     sock.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": MODE}))
     welcome = msgpack.unpackb(sock.recv())
     assert welcome["type"] == "welcome", welcome
     rng = random.Random(11)
+    players, in_trick, stalled = 0, 0, False
     hand = []
     previous = None
     count = 0
@@ -314,6 +369,12 @@ def main():
         for event in message.get("events", ()):
             if event["type"] == "deal":
                 hand = list(event["hand"])
+            elif event["type"] == "game":
+                players = event["players"]
+            elif event["type"] == "play":
+                in_trick += 1
+            elif event["type"] in ("trick", "round", "trump"):
+                in_trick = 0
         if message["type"] != "request":
             continue
         count += 1
@@ -338,6 +399,21 @@ def main():
                 writeall(endpoint)
             elif MODE == "connflood" and ARGS[2] == "late":
                 hoard = connflood(endpoint, *ARGS[:2])  # noqa: F841 - held open
+        if MODE == "stall" and kind == "play" and in_trick < players - 1 and not stalled:
+            stalled = True
+            release()
+            sock.send(packb({"type": "move", "id": ident, "move": move}))
+            result("stall", f"{ARGS[0]} after request {ident} ({in_trick} cards in the trick)")
+            if ARGS[0] == "crash":
+                os._exit(3)
+            for _ in range(DROP_FRAMES):
+                sock.send(b"\xc1 not msgpack")
+            continue
+        if MODE == "bigflood" and count == 1:
+            big = b"\xc1" * ((1 << 20) - 64)
+            for _ in range(int(ARGS[0])):
+                sock.send(big)
+            result("bigflood", ARGS[0])
         if MODE == "hang":
             time.sleep(120)
         elif MODE == "late":
@@ -346,6 +422,15 @@ def main():
             end = time.monotonic() + message["time_ms"] / 1000 + 0.2
             while time.monotonic() < end:
                 pass
+        elif MODE == "spare":
+            spare.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": "spare"}))
+            if spare.poll(200):
+                result("spare_hello", msgpack.unpackb(spare.recv())["type"])
+            spare.send(packb({"type": "move", "id": ident, "move": move}))
+        elif MODE == "neighbours":
+            for other in (ident - 1, ident + 1, ident):
+                sock.send(packb({"type": "move", "id": other, "move": move}))
+            continue
         elif MODE == "garbage":
             sock.send(b"\xc1\xc1 not msgpack \xff")
             continue
