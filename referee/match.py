@@ -245,6 +245,8 @@ class _Referee:
         self.bots_at: list[_Bot | None] = []
         self.extra_env: dict[str, str] = {}  # added to every bot's environment
         self.last_check = 0.0
+        #: seconds the loop spent killing bots: the tables' clock stands still meanwhile
+        self.stalled = 0.0
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
         # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
         self.socket_dir = tempfile.mkdtemp(prefix="ohseven-")
@@ -391,7 +393,7 @@ class _Referee:
                 self._lose(bot, FaultStatus.NO_START, str(error))
                 continue
             waiting.append(bot)
-        deadline = time.monotonic() + self.spec.time_control.start_seconds
+        deadline = self.clock() + self.spec.time_control.start_seconds
         while True:
             waiting = [
                 b
@@ -407,7 +409,7 @@ class _Referee:
             waiting = [b for b in waiting if b.connection is not None]
             self._watch()
             waiting = [b for b in waiting if b.connection is not None]
-            now = time.monotonic()
+            now = self.clock()
             if not waiting or now >= deadline:
                 break
             self._pump(deadline - now)
@@ -440,9 +442,19 @@ class _Referee:
             bot.routing_id = None
         self._stop(bot)
 
+    def clock(self) -> float:
+        """The tables' clock: monotonic time less the time spent killing bots.
+
+        A kill waits for the bot's processes to die, which a hostile bot can make take seconds
+        (many children sharing much memory); the seats that owe a move meanwhile must not pay
+        for it, neither in their bank nor by a reply left unread past its deadline."""
+        return time.monotonic() - self.stalled
+
     def _stop(self, bot: _Bot) -> None:
         if bot.process is not None:
+            started = time.monotonic()
             bot.process.kill()
+            self.stalled += time.monotonic() - started
             bot.logs.append(bot.process.log())
             bot.process = None
         self._unbind(bot)
@@ -706,6 +718,7 @@ class _Referee:
             bank_seconds=clock.bank_seconds,
             fallback=fallback,
             transport=self,
+            clock=self.clock,
             first_id=self.next_id,
             on_move=on_move,
         )

@@ -286,7 +286,8 @@ class TestStallOnKill:
 
     def test_dropped_while_the_next_seat_is_asked(self, tmp_path):
         """The next seat's prompt reply is not turned into a timeout by the referee's stall."""
-        outcome = play(tmp_path, "stall", "drop", clock=self.CLOCK)  # honest bots: clean?
+        # 60 children sharing 400 MB: a kill that takes longer than the move and the bank
+        outcome = play(tmp_path, "stall", "drop", "60", "400", clock=self.CLOCK)
         assert outcome.reports("stall"), outcome.hostile_log
         assert outcome.statuses()[-1] is DROPPED
 
