@@ -500,7 +500,15 @@ def _staged_digests(
                 doc.error(key, str(error))
     try:
         plans = staging.plan_bots([bot.spec for bot in bots], private=private)
-        return {bot.name: staging.tree_digest(plan) for bot, plan in zip(bots, plans, strict=True)}
+        # by what the copy holds: the clones of a league (one folder, one command) share one
+        digests: dict[Any, str] = {}
+        named = {}
+        for bot, plan in zip(bots, plans, strict=True):
+            content = None if plan is None else (plan.source, plan.excluded, plan.files)
+            if content not in digests:
+                digests[content] = staging.tree_digest(plan)
+            named[bot.name] = digests[content]
+        return named
     except staging.StagingError as error:
         key = keys[error.index] if error.index is not None else ""
         doc.error(key, str(error))

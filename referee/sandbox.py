@@ -34,6 +34,7 @@ import collections
 import contextlib
 import errno
 import fcntl
+import functools
 import glob
 import importlib.util
 import json
@@ -1111,10 +1112,18 @@ def _default_bot_dir(command: Sequence[str]) -> str | None:
     program = command[0]
     if program.startswith("/") and os.path.isfile(program):
         real = os.path.realpath(program)
-        system = [*_SYSTEM_DIRS, *_python_paths()]
-        if not _inside(real, _normalise(system)) and not _inside(program, system):
+        system, real_system = _system_roots()
+        if not _inside(real, real_system) and not _inside(program, system):
             return os.path.dirname(real)
     return None
+
+
+@functools.cache
+def _system_roots() -> tuple[list[str], list[str]]:
+    """The system's and the running Python's folders, as given and as real paths (fixed for
+    the life of the process: computed once, not once per bot)."""
+    system = [*_SYSTEM_DIRS, *_python_paths()]
+    return system, _normalise(system)
 
 
 def _give(directory: str, uid: int) -> None:

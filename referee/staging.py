@@ -165,8 +165,17 @@ def plan_bots(
     output folders, configurations and the bots they name found in a bot's folder are left
     out as well. Raises :class:`StagingError` when a bot's folder lies inside a private path.
     """
-    directories = [visible_directory(bot) for bot in bots]
-    owned = [_own_files(bot) for bot in bots]
+    # a league lists many bots of one command and folder: look each distinct one up once
+    looked_up: dict[tuple[tuple[str, ...], str | None], tuple[str | None, set[str]]] = {}
+    for bot in bots:
+        key = (bot.command, bot.directory)
+        if key not in looked_up:
+            looked_up[key] = (visible_directory(bot), _own_files(bot))
+    directories = [looked_up[bot.command, bot.directory][0] for bot in bots]
+    owned = [looked_up[bot.command, bot.directory][1] for bot in bots]
+    groups: dict[tuple[tuple[str, ...], str | None], int] = {}
+    for index, bot in enumerate(bots):
+        groups.setdefault((bot.command, directories[index]), index)
     secret = {what: os.path.realpath(path) for what, path in private.items()}
     plans: list[Plan | None] = []
     for index, (bot, directory) in enumerate(zip(bots, directories, strict=True)):
@@ -181,12 +190,9 @@ def plan_bots(
                     index,
                 )
         mine = {f for f in owned[index] if not any(_inside(f, p) for p in secret.values())}
-        others = [
-            other
-            for other in range(len(bots))
-            if other != index  # a clone (same command, same folder) has nothing secret to it
-            and not (bots[other].command == bot.command and directories[other] == directory)
-        ]
+        # a clone (same command, same folder) has nothing secret to it; the other bots are
+        # looked at one per group of clones (they own the same files and folder)
+        others = [other for key, other in groups.items() if key != (bot.command, directory)]
         theirs: set[str] = set()
         for other in others:
             theirs |= owned[other] - mine
@@ -382,38 +388,22 @@ def stage(
     plans = plan_bots(bots, private={**private, "the staging directory": root}, discover=discover)
     staged: list[BotSpec] = []
     used = {_KEY_NAME}
+    # by what the copy holds: the clones of a league (one folder, one command) share one copy,
+    # which the sandbox shows each of them read-only
+    copies: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None], tuple[str, str]] = {}
     for bot, plan in zip(bots, plans, strict=True):
         if plan is None:
             staged.append(bot)
             continue
-        digest = tree_digest(plan)
+        source = (plan.source, plan.excluded, plan.files)
+        if source not in copies:
+            copies[source] = _copy_once(bot, plan, root, key, used)
+        target, digest = copies[source]
         if expected is not None and expected.get(bot.name, digest) != digest:
             raise StagingError(
                 f"bot {bot.name!r}: the files in {plan.source} changed since the configuration "
                 "was read; run again"
             )
-        if key is not None:
-            token = hmac.new(key, f"{bot.name}\0{digest}".encode(), "sha256").hexdigest()[:32]
-        else:
-            token = secrets.token_hex(16)
-        used.add(token)
-        holder = os.path.join(root, token)
-        target = os.path.join(holder, os.path.basename(plan.source) or "bot")
-        check = Plan(bot.name, target)
-        if not (os.path.isdir(target) and tree_digest(check) == digest):
-            shutil.rmtree(holder, ignore_errors=True)
-            os.mkdir(holder, 0o755)
-            try:
-                _copy(plan, target)
-            except OSError as error:
-                raise StagingError(
-                    f"bot {bot.name!r}: cannot copy {error.filename or plan.source} for the "
-                    f"run: {error.strerror}"
-                ) from None
-            if tree_digest(check) != digest:
-                raise StagingError(
-                    f"bot {bot.name!r}: the files in {plan.source} changed while being copied"
-                )
         command = tuple(_rebase(word, plan.source, target) for word in bot.command)
         staged.append(attrs.evolve(bot, command=command, directory=target))
     if keep:
@@ -423,6 +413,38 @@ def stage(
                 if os.path.isdir(path) and not os.path.islink(path):
                     shutil.rmtree(path, ignore_errors=True)
     return tuple(staged)
+
+
+def _copy_once(
+    bot: BotSpec, plan: Plan, root: str, key: bytes | None, used: set[str]
+) -> tuple[str, str]:
+    """Copy ``plan`` under ``root`` (or reuse the copy a resumed run left there, with ``key``):
+    the copy's folder and the digest of what it holds."""
+    digest = tree_digest(plan)
+    if key is not None:
+        what = f"{plan.source}\0{plan.excluded}\0{plan.files}\0{digest}"
+        token = hmac.new(key, what.encode(), "sha256").hexdigest()[:32]
+    else:
+        token = secrets.token_hex(16)
+    used.add(token)
+    holder = os.path.join(root, token)
+    target = os.path.join(holder, os.path.basename(plan.source) or "bot")
+    check = Plan(bot.name, target)
+    if not (os.path.isdir(target) and tree_digest(check) == digest):
+        shutil.rmtree(holder, ignore_errors=True)
+        os.mkdir(holder, 0o755)
+        try:
+            _copy(plan, target)
+        except OSError as error:
+            raise StagingError(
+                f"bot {bot.name!r}: cannot copy {error.filename or plan.source} for the "
+                f"run: {error.strerror}"
+            ) from None
+        if tree_digest(check) != digest:
+            raise StagingError(
+                f"bot {bot.name!r}: the files in {plan.source} changed while being copied"
+            )
+    return target, digest
 
 
 @contextlib.contextmanager

@@ -189,6 +189,25 @@ class TestCopies:
         assert changed[0].directory != first[0].directory
         assert not os.path.exists(first[0].directory)
 
+    def test_clones_share_one_copy(self, folder, tmp_path):
+        """Bots of one command and folder (a league's clones) run from one read-only copy;
+        a bot of other files gets its own."""
+        clones = [spec(f"clone{i}", folder / "third" / "third_bot.py") for i in range(3)]
+        staged = stage([*clones, spec("other", folder / "other_bot.py")], str(tmp_path / "s"))
+        assert len({bot.directory for bot in staged[:3]}) == 1
+        assert staged[3].directory != staged[0].directory
+        assert [bot.name for bot in staged] == ["clone0", "clone1", "clone2", "other"]
+        assert sorted(os.listdir(tmp_path / "s")) == sorted(
+            {os.path.basename(os.path.dirname(b.directory)) for b in staged}
+        )
+
+    def test_a_clone_with_other_expected_files_is_refused(self, folder, tmp_path):
+        """Sharing a copy still checks every bot's expected digest."""
+        clones = [spec(f"clone{i}", folder / "third" / "third_bot.py") for i in range(2)]
+        digest = tree_digest(plan_bots(clones)[0])
+        with pytest.raises(StagingError, match="'clone1'.*changed since"):
+            stage(clones, str(tmp_path / "s"), expected={"clone0": digest, "clone1": "x"})
+
     def test_changed_files_refused(self, folder, tmp_path):
         """A copy whose content differs from the digest expected is an error."""
         bots = [spec("third", folder / "third" / "third_bot.py")]
