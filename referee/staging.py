@@ -397,13 +397,17 @@ def stage(
             continue
         source = (plan.source, plan.excluded, plan.files)
         if source not in copies:
-            copies[source] = _copy_once(bot, plan, root, key, used)
-        target, digest = copies[source]
+            digest = tree_digest(plan)
+        else:
+            target, digest = copies[source]
         if expected is not None and expected.get(bot.name, digest) != digest:
             raise StagingError(
                 f"bot {bot.name!r}: the files in {plan.source} changed since the configuration "
                 "was read; run again"
             )
+        if source not in copies:  # checked before anything is copied
+            target = _copy_once(bot, plan, digest, root, key, used)
+            copies[source] = (target, digest)
         command = tuple(_rebase(word, plan.source, target) for word in bot.command)
         staged.append(attrs.evolve(bot, command=command, directory=target))
     if keep:
@@ -416,11 +420,10 @@ def stage(
 
 
 def _copy_once(
-    bot: BotSpec, plan: Plan, root: str, key: bytes | None, used: set[str]
-) -> tuple[str, str]:
-    """Copy ``plan`` under ``root`` (or reuse the copy a resumed run left there, with ``key``):
-    the copy's folder and the digest of what it holds."""
-    digest = tree_digest(plan)
+    bot: BotSpec, plan: Plan, digest: str, root: str, key: bytes | None, used: set[str]
+) -> str:
+    """Copy ``plan`` (whose content has ``digest``) under ``root``, or reuse the copy a resumed
+    run left there (with ``key``); the copy's folder."""
     if key is not None:
         what = f"{plan.source}\0{plan.excluded}\0{plan.files}\0{digest}"
         token = hmac.new(key, what.encode(), "sha256").hexdigest()[:32]
@@ -444,7 +447,7 @@ def _copy_once(
             raise StagingError(
                 f"bot {bot.name!r}: the files in {plan.source} changed while being copied"
             )
-    return target, digest
+    return target
 
 
 @contextlib.contextmanager
