@@ -185,7 +185,12 @@ class _BotLink:
     def wake(self) -> None:
         process = self.bot.process
         if process is not None:
-            process.thaw()
+            referee = self.referee
+            if process in referee.to_rest:  # asked again before it came to rest
+                referee.to_rest.remove(process)
+            else:
+                process.wake()
+                referee.woken.append(process)
 
     def send(self, table: Table, request: wire.Request, events: list[dict[str, Any]]) -> None:
         bot = self.bot
@@ -194,7 +199,7 @@ class _BotLink:
         frame = connection.request(request, events)
         rid = bot.routing_id
         assert rid is not None
-        send = self.referee.socket.send
+        send = self.referee.send_frame
         try:  # as ``_Referee._send``, inline on the hot path
             send(rid, _SEND_MORE)
             send(frame, _NOBLOCK)
@@ -247,6 +252,10 @@ class _Referee:
         self.last_check = 0.0
         #: seconds the loop spent killing bots: the tables' clock stands still meanwhile
         self.stalled = 0.0
+        #: the bookkeeping of a decision that waits until the next requests are out
+        #: (:meth:`_settle`): the processes that answered and come to rest, and the ones woken
+        self.to_rest: list[BotProcess] = []
+        self.woken: list[BotProcess] = []
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
         # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
         self.socket_dir = tempfile.mkdtemp(prefix="ohseven-")
@@ -258,6 +267,9 @@ class _Referee:
         sock.setsockopt(zmq.RCVHWM, 1000)
         sock.setsockopt(zmq.SNDHWM, 1000)
         self.socket = sock
+        # pyzmq's ``Socket.send`` only adds draft-socket options to the backend's: this is the
+        # backend's, a call less for the two frames of every request
+        self.send_frame = super(zmq.Socket, sock).send
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
@@ -524,8 +536,14 @@ class _Referee:
         if frames[0] not in self.by_rid:
             self._stranger(frames[0])
             return
-        # a ROUTER delivers the routing id and at least one frame, all parts at once
-        frames.append(sock.recv(_NOBLOCK))
+        # A ROUTER delivers the routing id and at least one frame, all parts at once. The
+        # frame is read as a zmq.Frame (a buffer msgpack reads as it is), whose ``more`` costs
+        # no call, where a copied frame needs a socket option read to tell.
+        frame = sock.recv(_NOBLOCK, copy=False)
+        if not frame.more:  # the usual message: one frame
+            self._handle([frames[0], frame])
+            return
+        frames.append(frame.bytes)
         while sock.getsockopt(_RCVMORE):
             frames.append(sock.recv(_NOBLOCK))
         self._handle(frames)
@@ -581,7 +599,8 @@ class _Referee:
                 return None
         return None
 
-    def _handle(self, frames: list[bytes]) -> None:
+    def _handle(self, frames: list[Any]) -> None:
+        """A message: its routing id, then its frames (bytes; one frame may be a zmq.Frame)."""
         rid = frames[0]
         bot = self.by_rid.get(rid)
         state = self.state
@@ -592,7 +611,10 @@ class _Referee:
             if answer is not None:  # the usual case: the legal move asked for
                 self._apply(state, *answer)
                 return
-        message = wire.decode(frames[1]) if len(frames) == 2 else None
+        data = frames[1]
+        if type(data) is zmq.Frame:
+            data = data.bytes
+        message = wire.decode(data) if len(frames) == 2 else None
         if message is None:
             message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
         if bot is None or connection is None:
@@ -617,7 +639,7 @@ class _Referee:
         bot = self.bots_at[request.seat]
         process = bot.process if bot is not None else None
         if process is not None:  # its reply is in: it owes no decision until the next request
-            process.freeze()
+            self.to_rest.append(process)
         state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: wire.Hello) -> None:
@@ -650,10 +672,10 @@ class _Referee:
         # a peer that is gone or has a full queue loses the frame and will time out
         if rid is None:  # no connection yet (or any more)
             return
-        sock = self.socket
         try:
-            sock.send(rid, _SEND_MORE)
-            sock.send(frame, _NOBLOCK)
+            send = self.send_frame
+            send(rid, _SEND_MORE)
+            send(frame, _NOBLOCK)
         except zmq.ZMQError:
             pass
 
@@ -737,6 +759,7 @@ class _Referee:
         self.state = state
         try:
             state.run()
+            self._settle()  # the last answers: at rest while the game is wrapped up
             if finish:
                 state.finish()
         finally:
@@ -781,15 +804,31 @@ class _Referee:
     def wait(self, table: Table, timeout: float) -> None:
         """The table's transport: check the processes now and then, and handle a message
         arriving within ``timeout`` (0: only the checks)."""
+        self._settle()
         if time.monotonic() >= self.last_check + _PROCESS_CHECK_SECONDS:
             self._check_processes()
         if timeout > 0:
             self._pump(timeout)
 
+    def _settle(self) -> None:
+        """What a decision leaves for after the next requests are out (the table waits on the
+        transport only then): the bots woken are checked for computing while they rested, and
+        the bots that answered come to rest (freezing them is not on the next bot's clock)."""
+        woken, resting = self.woken, self.to_rest
+        if woken:
+            for process in woken:
+                process.settle()
+            woken.clear()
+        if resting:
+            for process in resting:
+                process.freeze()
+            resting.clear()
+
     # -- the end
 
     def close(self) -> dict[str, str]:
         """Shut every bot down (bounded), kill what is left, return the logs by bot name."""
+        self._settle()
         for bot in self.bots:
             if bot.active and bot.process is not None:
                 bot.process.thaw()

@@ -346,11 +346,12 @@ class Connection:
             }
         )
 
-    def accept(self, frame: bytes, codec: MoveCodec) -> tuple[Request, Any] | None:
+    def accept(self, frame: Any, codec: MoveCodec) -> tuple[Request, Any] | None:
         """The usual reply in one step: ``(request, engine move)`` when ``frame`` is exactly
         ``{type: "move", id, move}`` answering the pending request with a legal card (or Oh
         Hell bid); the request is then answered. None for anything else, with nothing changed:
-        :func:`decode` and :meth:`receive` classify that frame.
+        :func:`decode` and :meth:`receive` classify that frame. ``frame``: bytes, or a buffer
+        of them (the referee passes the zmq.Frame it received, which needs no copy).
 
         The referee's hot path: one unpack and a few checks, no intermediate messages. What it
         accepts, :func:`decode` and :meth:`receive` accept too, with the same move.

@@ -734,6 +734,18 @@ class BotProcess:
         if self._cgroup is not None and not self._killed:
             self._cgroup.thaw()
 
+    def wake(self) -> None:
+        """:meth:`thaw` before a request; :meth:`settle` once it is out checks the rest it
+        ended (``cgroups.BotCgroup.wake``)."""
+        if self._cgroup is not None and not self._killed:
+            self._cgroup.wake()
+
+    def settle(self) -> None:
+        """Check the rest that :meth:`wake` ended: a bot that computed in it is frozen at once
+        from its next rest on."""
+        if self._cgroup is not None and not self._killed:
+            self._cgroup.settle()
+
     def limit_hit(self) -> str | None:
         """Which limit the kernel enforced by killing a process of the bot (an OOM kill), if
         any, e.g. ``memory limit 1024 MB reached (OOM kill)``."""

@@ -266,6 +266,35 @@ class TestLifecycle:
         finally:
             bot.kill()
 
+    @pytest.mark.parametrize(("mode", "ponderer"), [("burn", True), ("quick", False)])
+    def test_a_wake_is_settled_after_the_request(self, tmp_path, mode, ponderer):
+        """A wake ends the rest at once and leaves its check to settle: a bot that burned CPU
+        while it rested is a ponderer from then on (frozen at its next rest), not before."""
+        bot = BotProcess(
+            [sys.executable, BOT, mode, "1"],
+            name=mode,
+            bot_dir=None,
+            socket_dir=str(tmp_path),
+            env={"OHSEVEN_ENDPOINT": f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
+            config=SandboxConfig(),
+        )
+        bot.start()
+        try:
+            time.sleep(1.0)
+            group = bot._cgroup
+            assert group is not None
+            bot.freeze()  # at rest: its CPU time is noted
+            time.sleep(0.2)
+            bot.wake()
+            assert not group.frozen and not group.ponderer  # nothing read yet
+            bot.settle()
+            assert group.ponderer is ponderer and not group.frozen
+            bot.settle()  # once per wake
+            bot.freeze()
+            assert group.frozen is ponderer
+        finally:
+            bot.kill()
+
 
 def _work_median(result) -> float:
     times = [
