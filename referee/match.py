@@ -197,6 +197,7 @@ class _BotLink:
         connection = bot.connection
         assert connection is not None
         frame = connection.request(request, events)
+        self.referee.asked.append(connection)
         rid = bot.routing_id
         assert rid is not None
         send = self.referee.send_frame
@@ -256,6 +257,7 @@ class _Referee:
         #: (:meth:`_settle`): the processes that answered and come to rest, and the ones woken
         self.to_rest: list[BotProcess] = []
         self.woken: list[BotProcess] = []
+        self.asked: list[wire.Connection] = []  # their replies are to be noted (``expect``)
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
         # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
         self.socket_dir = tempfile.mkdtemp(prefix="ohseven-")
@@ -267,9 +269,10 @@ class _Referee:
         sock.setsockopt(zmq.RCVHWM, 1000)
         sock.setsockopt(zmq.SNDHWM, 1000)
         self.socket = sock
-        # pyzmq's ``Socket.send`` only adds draft-socket options to the backend's: this is the
-        # backend's, a call less for the two frames of every request
+        # pyzmq's ``Socket.send`` and ``getsockopt`` only add draft-socket options and option
+        # names to the backend's: these are the backend's, a call less on every message
         self.send_frame = super(zmq.Socket, sock).send
+        self.socket_option = super(zmq.Socket, sock).get
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
@@ -536,15 +539,10 @@ class _Referee:
         if frames[0] not in self.by_rid:
             self._stranger(frames[0])
             return
-        # A ROUTER delivers the routing id and at least one frame, all parts at once. The
-        # frame is read as a zmq.Frame (a buffer msgpack reads as it is), whose ``more`` costs
-        # no call, where a copied frame needs a socket option read to tell.
-        frame = sock.recv(_NOBLOCK, copy=False)
-        if not frame.more:  # the usual message: one frame
-            self._handle([frames[0], frame])
-            return
-        frames.append(frame.bytes)
-        while sock.getsockopt(_RCVMORE):
+        # a ROUTER delivers the routing id and at least one frame, all parts at once
+        frames.append(sock.recv(_NOBLOCK))
+        more = self.socket_option
+        while more(_RCVMORE):
             frames.append(sock.recv(_NOBLOCK))
         self._handle(frames)
 
@@ -599,8 +597,7 @@ class _Referee:
                 return None
         return None
 
-    def _handle(self, frames: list[Any]) -> None:
-        """A message: its routing id, then its frames (bytes; one frame may be a zmq.Frame)."""
+    def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
         bot = self.by_rid.get(rid)
         state = self.state
@@ -611,10 +608,7 @@ class _Referee:
             if answer is not None:  # the usual case: the legal move asked for
                 self._apply(state, *answer)
                 return
-        data = frames[1]
-        if type(data) is zmq.Frame:
-            data = data.bytes
-        message = wire.decode(data) if len(frames) == 2 else None
+        message = wire.decode(frames[1]) if len(frames) == 2 else None
         if message is None:
             message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
         if bot is None or connection is None:
@@ -812,9 +806,16 @@ class _Referee:
 
     def _settle(self) -> None:
         """What a decision leaves for after the next requests are out (the table waits on the
-        transport only then): the bots woken are checked for computing while they rested, and
-        the bots that answered come to rest (freezing them is not on the next bot's clock)."""
-        woken, resting = self.woken, self.to_rest
+        transport only then): the usual replies to them are noted, the bots woken are checked
+        for computing while they rested, and the bots that answered come to rest (freezing them
+        is not on the next bot's clock)."""
+        asked, woken, resting = self.asked, self.woken, self.to_rest
+        if asked:
+            codec = self.codec
+            if codec is not None:
+                for connection in asked:
+                    connection.expect(codec)
+            asked.clear()
         if woken:
             for process in woken:
                 process.settle()

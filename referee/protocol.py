@@ -206,6 +206,10 @@ def decode(frame: bytes) -> Hello | MoveReply | Invalid:
 # --------------------------------------------------------------------------- outbound messages
 
 _packer = msgpack.Packer(use_bin_type=True)
+#: the usual reply ``{type: "move", id, move}`` packed in that order (as the SDK packs it),
+#: up to its id, and the key between its id and its move
+_REPLY_HEAD = b"\x83" + _packer.pack("type") + _packer.pack("move") + _packer.pack("id")
+_MOVE_KEY = _packer.pack("move")
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -310,6 +314,8 @@ class Connection:
         self.state = State.AWAITING_HELLO
         self.label = ""
         self.pending: Request | None = None
+        #: the exact frames of the usual replies to ``pending``, and their engine moves
+        self.replies: dict[bytes, Any] | None = None
         self.expired: set[int] = set()
         self.extra = 0  # late or repeated replies since the last request was sent
 
@@ -330,6 +336,7 @@ class Connection:
         if self.state is not State.READY:
             raise ProtocolStateError("request", self)
         self.pending = request
+        self.replies = None
         self.state = State.AWAITING_MOVE
         self.extra = 0
         remaining = max(0, int((request.deadline - request.sent) * 1000))
@@ -346,18 +353,45 @@ class Connection:
             }
         )
 
-    def accept(self, frame: Any, codec: MoveCodec) -> tuple[Request, Any] | None:
+    def expect(self, codec: MoveCodec) -> None:
+        """Note the exact frame of each usual reply to the pending request, so that
+        :meth:`accept` takes one by a lookup: ``{type: "move", id, move}``, packed in that order
+        (as the SDK packs it), for each legal card or Oh Hell bid. The referee calls it once the
+        request is out, while the bot decides: off the decision's path."""
+        pending = self.pending
+        if pending is None or pending.kind == "pass":
+            self.replies = None
+            return
+        pack = _packer.pack
+        head = _REPLY_HEAD + pack(pending.id) + _MOVE_KEY
+        if pending.kind == "bid" and codec.numeric_bids:
+            self.replies = {head + pack(bid): bid for bid in pending.legal}
+        else:
+            index = codec.index
+            self.replies = {head + pack(card): index[card] for card in pending.legal}
+
+    def accept(self, frame: bytes, codec: MoveCodec) -> tuple[Request, Any] | None:
         """The usual reply in one step: ``(request, engine move)`` when ``frame`` is exactly
         ``{type: "move", id, move}`` answering the pending request with a legal card (or Oh
         Hell bid); the request is then answered. None for anything else, with nothing changed:
-        :func:`decode` and :meth:`receive` classify that frame. ``frame``: bytes, or a buffer
-        of them (the referee passes the zmq.Frame it received, which needs no copy).
+        :func:`decode` and :meth:`receive` classify that frame. After :meth:`expect`, the
+        frames it noted are taken without unpacking.
 
         The referee's hot path: one unpack and a few checks, no intermediate messages. What it
         accepts, :func:`decode` and :meth:`receive` accept too, with the same move.
         """
         pending = self.pending
-        if pending is None or len(frame) > MAX_FRAME:
+        if pending is None:
+            return None
+        replies = self.replies
+        if replies is not None:
+            noted = replies.get(frame)
+            if noted is not None:
+                self.expired.add(pending.id)
+                self.pending = self.replies = None
+                self.state = State.READY
+                return pending, noted
+        if len(frame) > MAX_FRAME:
             return None
         try:
             message = _unpack(frame)
@@ -381,7 +415,7 @@ class Connection:
         else:  # a pass: rare, checked by the full path
             return None
         self.expired.add(ident)
-        self.pending = None
+        self.pending = self.replies = None
         self.state = State.READY
         return pending, move
 
@@ -390,7 +424,7 @@ class Connection:
         request = self.pending
         if request is not None:
             self.expired.add(request.id)
-            self.pending = None
+            self.pending = self.replies = None
             self.state = State.READY
         return request
 
@@ -399,7 +433,7 @@ class Connection:
         request = self.pending
         if request is not None:
             self.expired.add(request.id)
-        self.pending = None
+        self.pending = self.replies = None
         self.state = State.READY
 
     def close(self) -> None:

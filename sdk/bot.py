@@ -290,7 +290,8 @@ def _serve(
     sock.connect(endpoint)
     pack = msgpack.Packer(use_bin_type=True).pack
     unpackb = msgpack.unpackb
-    recv, send = sock.recv, sock.send
+    # the backend's send: pyzmq's own only adds draft-socket options, a call more per reply
+    recv, send = sock.recv, super(zmq.Socket, sock).send
     decide = driver.decide
 
     label = str(getattr(bot, "name", "") or type(bot).__name__)[:64]

@@ -158,7 +158,7 @@ class View:
         ``_MAX_QUEUED`` items, the events before the last ``game`` event (which resets the
         view) are dropped, and if that is not enough the queue is folded.
         """
-        queue = self._queue
+        queue = _get(self, "_queue")  # not through an unfolded view's __getattribute__
         queue.extend(events)
         if len(queue) > _MAX_QUEUED:  # a bot that never reads the view: bound the memory
             # a game event starts the view afresh: what is queued before the last one is moot
@@ -202,7 +202,7 @@ class View:
         self.time_ms = int(request.get("time_ms") or 0)
         self.bank_ms = int(request.get("bank_ms") or 0)
         if kind in ("pass", "bid", "play"):
-            queue = self._queue
+            queue = _get(self, "_queue")
             if queue:  # the phase follows the queued events
                 queue.append(kind)
             else:
@@ -405,6 +405,8 @@ class _UnfoldedView(View):
             View.fold(self)
         return object.__getattribute__(self, name)
 
+
+_get = object.__getattribute__
 
 #: what a bot may read of a view with queued events without folding them: the request's
 #: fields, and what the driver itself uses

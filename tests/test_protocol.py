@@ -333,6 +333,79 @@ class TestAccept:
                 assert connection.pending is None and connection.state is wire.State.READY
 
 
+class TestNotedReplies:
+    """``Connection.expect``: the usual replies noted once the request is out, taken by lookup."""
+
+    def pair(self, game):
+        """Two connections awaiting the same request, the second with its replies noted."""
+        plain, _ = TestAccept().awaiting(game)
+        noted, request = TestAccept().awaiting(game)
+        noted.expect(wire.MoveCodec(game))
+        return plain, noted, request
+
+    def test_every_usual_reply_is_noted(self):
+        """Each legal card (or Oh Hell bid), packed as the SDK packs it, is noted with its move."""
+        for game in games_at_every_kind(3):
+            _, noted, request = self.pair(game)
+            if request.kind == "pass":
+                assert noted.replies is None  # a pass takes the unpacking path
+                continue
+            assert noted.replies is not None and len(noted.replies) == len(set(request.legal))
+            codec = wire.MoveCodec(game)
+            for value in request.legal:
+                frame = move(7, value)
+                assert noted.replies[frame] == codec.move_from_wire(request, value)
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.integers(0, 2**16), st.data())
+    def test_agrees_with_the_unpacking_path(self, seed, data):
+        """With or without noted replies, accept takes the same frames with the same moves and
+        leaves the same state."""
+        for game in games_at_every_kind(seed):
+            unnoted, noted, noted_request = self.pair(game)
+            request = noted_request
+            value = data.draw(
+                st.sampled_from(request.legal)
+                | st.sampled_from(list(game.deck.names))
+                | st.integers(-2, 12)
+                | plain
+            )
+            ident = data.draw(st.sampled_from([7, 7, 6, 8]))
+            frame = data.draw(
+                st.sampled_from(
+                    [
+                        pack({"type": "move", "id": ident, "move": value}),
+                        pack({"move": value, "type": "move", "id": ident}),
+                        pack({"type": "move", "id": ident, "move": value, "error": "x"}),
+                    ]
+                )
+            )
+            codec = wire.MoveCodec(game)
+            expected, answer = unnoted.accept(frame, codec), noted.accept(frame, codec)
+            assert (expected is None) is (answer is None)
+            if answer is not None:
+                assert answer == (noted_request, expected[1])
+            assert (unnoted.pending is None) is (noted.pending is None)
+            assert unnoted.state is noted.state
+
+    def test_noted_replies_end_with_their_request(self):
+        """Once answered, expired or replaced, the request's noted replies are gone: a repeated
+        frame is not taken again."""
+        game = new_game("oh-seven", 3, 1)
+        codec = wire.MoveCodec(game)
+        _, connection, request = self.pair(game)
+        frame = move(7, request.legal[0])
+        assert connection.accept(frame, codec) == (request, codec.index[request.legal[0]])
+        assert connection.replies is None and connection.accept(frame, codec) is None
+        _, connection, request = self.pair(game)
+        connection.expire()
+        assert connection.replies is None and connection.accept(frame, codec) is None
+        _, connection, request = self.pair(game)
+        connection.answered()
+        connection.request(request_for(game, game.to_act[0], 8), [])
+        assert connection.replies is None and connection.accept(frame, codec) is None
+
+
 class TestBotErrorReport:
     """A move with the SDK's ``error`` key: played, and the report kept for a bot_error."""
 
