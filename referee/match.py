@@ -269,10 +269,9 @@ class _Referee:
         sock.setsockopt(zmq.RCVHWM, 1000)
         sock.setsockopt(zmq.SNDHWM, 1000)
         self.socket = sock
-        # pyzmq's ``Socket.send`` and ``getsockopt`` only add draft-socket options and option
-        # names to the backend's: these are the backend's, a call less on every message
+        # pyzmq's ``Socket.send`` only adds draft-socket options to the backend's: this is the
+        # backend's, a call less for the two frames of every request
         self.send_frame = super(zmq.Socket, sock).send
-        self.socket_option = super(zmq.Socket, sock).get
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
@@ -539,11 +538,14 @@ class _Referee:
         if frames[0] not in self.by_rid:
             self._stranger(frames[0])
             return
-        # a ROUTER delivers the routing id and at least one frame, all parts at once
-        frames.append(sock.recv(_NOBLOCK))
-        more = self.socket_option
-        while more(_RCVMORE):
-            frames.append(sock.recv(_NOBLOCK))
+        # A ROUTER delivers the routing id and at least one frame, all parts at once. The frame
+        # is read as a zmq.Frame, whose ``more`` says whether parts follow without a read of
+        # the socket option (which costs more than reading the frame).
+        frame = sock.recv(_NOBLOCK, copy=False)
+        frames.append(frame.bytes)
+        if frame.more:
+            while sock.getsockopt(_RCVMORE):
+                frames.append(sock.recv(_NOBLOCK))
         self._handle(frames)
 
     def _stranger(self, rid: bytes) -> None:
