@@ -242,15 +242,7 @@ class TestLifecycle:
     def test_only_a_bot_that_computes_at_rest_is_frozen(self, tmp_path, mode, frozen):
         """At rest (no decision owed), a bot that burns CPU is frozen and stays a ponderer
         (frozen at once from then on); a bot asleep waiting is left alone (nothing to stop)."""
-        bot = BotProcess(
-            [sys.executable, BOT, mode, "1"],
-            name=mode,
-            bot_dir=None,
-            socket_dir=str(tmp_path),
-            env={"OHSEVEN_ENDPOINT": f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
-            config=SandboxConfig(),
-        )
-        bot.start()
+        bot = _resting_bot(tmp_path, mode)
         try:
             time.sleep(1.0)  # started, and (quick) asleep in its first receive
             group = bot._cgroup
@@ -270,15 +262,7 @@ class TestLifecycle:
     def test_a_wake_is_settled_after_the_request(self, tmp_path, mode, ponderer):
         """A wake ends the rest at once and leaves its check to settle: a bot that burned CPU
         while it rested is a ponderer from then on (frozen at its next rest), not before."""
-        bot = BotProcess(
-            [sys.executable, BOT, mode, "1"],
-            name=mode,
-            bot_dir=None,
-            socket_dir=str(tmp_path),
-            env={"OHSEVEN_ENDPOINT": f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
-            config=SandboxConfig(),
-        )
-        bot.start()
+        bot = _resting_bot(tmp_path, mode)
         try:
             time.sleep(1.0)
             group = bot._cgroup
@@ -294,6 +278,21 @@ class TestLifecycle:
             assert group.frozen is ponderer
         finally:
             bot.kill()
+
+
+def _resting_bot(tmp_path, mode: str) -> BotProcess:
+    """A started cgroup bot of ``cgroup_bot.py`` in ``mode`` (``burn``: one busy process;
+    ``quick``: asleep in its first receive), with no referee to talk to."""
+    bot = BotProcess(
+        [sys.executable, BOT, mode, "1"],
+        name=mode,
+        bot_dir=None,
+        socket_dir=str(tmp_path),
+        env={"OHSEVEN_ENDPOINT": f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
+        config=SandboxConfig(),
+    )
+    bot.start()
+    return bot
 
 
 def _work_median(result) -> float:
