@@ -371,7 +371,6 @@ class BotCgroup:
         self._oom_fd: int | None = None
         self._usage_fd: int | None = None  # its CPU time (v1 cpuacct.usage, v2 cpu.stat)
         self._rested_at: int | None = None  # its CPU time when it last came to rest
-        self._woke_from: int | None = None  # the same, for a rest that wake() ended unchecked
         self._removed = False
 
     @classmethod
@@ -500,35 +499,9 @@ class BotCgroup:
         if self._rested_at is not None:
             self.check_rest()
             self._rested_at = None
-        self._woke_from = None
         if self._freeze_fd is not None and self.frozen:
             self.frozen = False
             os.write(self._freeze_fd, b"0" if self.support.version == 2 else b"THAWED")
-
-    def wake(self) -> None:
-        """:meth:`thaw`, leaving the check of the rest it ends to :meth:`settle`: the referee
-        wakes a bot just before its request and settles once the request is out, so the read
-        of its CPU time is not on the decision's path."""
-        if self._rested_at is not None:
-            self._woke_from = self._rested_at
-            self._rested_at = None
-        if self._freeze_fd is not None and self.frozen:
-            self.frozen = False
-            os.write(self._freeze_fd, b"0" if self.support.version == 2 else b"THAWED")
-
-    def settle(self) -> None:
-        """The check of the rest that :meth:`wake` ended: a bot that used more than
-        ``IDLE_CPU_NS`` of CPU while it rested is frozen at once from its next rest on.
-
-        Read microseconds after the wake, so the CPU it has used since its request arrived
-        counts too: far below the allowance, and only ever against the bot."""
-        rested = self._woke_from
-        if rested is None:
-            return
-        self._woke_from = None
-        used = self._cpu_ns()
-        if used is not None and used - rested > IDLE_CPU_NS:
-            self.ponderer = True
 
     def limit_hit(self) -> str | None:
         """Which limit the kernel enforced by killing a process of the bot, or None."""

@@ -188,9 +188,8 @@ class _BotLink:
             referee = self.referee
             if process in referee.to_rest:  # asked again before it came to rest
                 referee.to_rest.remove(process)
-            else:
-                process.wake()
-                referee.woken.append(process)
+            else:  # its rest is checked now: a CPU reading after the thaw would count its work
+                process.thaw()
 
     def send(self, table: Table, request: wire.Request, events: list[dict[str, Any]]) -> None:
         bot = self.bot
@@ -256,7 +255,6 @@ class _Referee:
         #: the bookkeeping of a decision that waits until the next requests are out
         #: (:meth:`_settle`): the processes that answered and come to rest, and the ones woken
         self.to_rest: list[BotProcess] = []
-        self.woken: list[BotProcess] = []
         self.asked: list[wire.Connection] = []  # their replies are to be noted (``expect``)
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
         # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
@@ -635,7 +633,10 @@ class _Referee:
         bot = self.bots_at[request.seat]
         process = bot.process if bot is not None else None
         if process is not None:  # its reply is in: it owes no decision until the next request
-            self.to_rest.append(process)
+            if process.pondering:
+                process.freeze()  # caught computing at rest before: frozen at once
+            else:
+                self.to_rest.append(process)  # its CPU time noted once the requests are out
         state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: wire.Hello) -> None:
@@ -808,20 +809,15 @@ class _Referee:
 
     def _settle(self) -> None:
         """What a decision leaves for after the next requests are out (the table waits on the
-        transport only then): the usual replies to them are noted, the bots woken are checked
-        for computing while they rested, and the bots that answered come to rest (freezing them
-        is not on the next bot's clock)."""
-        asked, woken, resting = self.asked, self.woken, self.to_rest
+        transport only then): the usual replies to them are noted, and the bots that answered
+        come to rest (their CPU time is read, which is not on the next bot's clock)."""
+        asked, resting = self.asked, self.to_rest
         if asked:
             codec = self.codec
             if codec is not None:
                 for connection in asked:
                     connection.expect(codec)
             asked.clear()
-        if woken:
-            for process in woken:
-                process.settle()
-            woken.clear()
         if resting:
             for process in resting:
                 process.freeze()

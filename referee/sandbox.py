@@ -734,17 +734,11 @@ class BotProcess:
         if self._cgroup is not None and not self._killed:
             self._cgroup.thaw()
 
-    def wake(self) -> None:
-        """:meth:`thaw` before a request; :meth:`settle` once it is out checks the rest it
-        ended (``cgroups.BotCgroup.wake``)."""
-        if self._cgroup is not None and not self._killed:
-            self._cgroup.wake()
-
-    def settle(self) -> None:
-        """Check the rest that :meth:`wake` ended: a bot that computed in it is frozen at once
-        from its next rest on."""
-        if self._cgroup is not None and not self._killed:
-            self._cgroup.settle()
+    @property
+    def pondering(self) -> bool:
+        """It has been caught computing at rest: :meth:`freeze` freezes it at once."""
+        group = self._cgroup
+        return group is not None and group.ponderer and not self.config.ponder
 
     def limit_hit(self) -> str | None:
         """Which limit the kernel enforced by killing a process of the bot (an OOM kill), if

@@ -258,27 +258,6 @@ class TestLifecycle:
         finally:
             bot.kill()
 
-    @pytest.mark.parametrize(("mode", "ponderer"), [("burn", True), ("quick", False)])
-    def test_a_wake_is_settled_after_the_request(self, tmp_path, mode, ponderer):
-        """A wake ends the rest at once and leaves its check to settle: a bot that burned CPU
-        while it rested is a ponderer from then on (frozen at its next rest), not before."""
-        bot = _resting_bot(tmp_path, mode)
-        try:
-            time.sleep(1.0)
-            group = bot._cgroup
-            assert group is not None
-            bot.freeze()  # at rest: its CPU time is noted
-            time.sleep(0.2)
-            bot.wake()
-            assert not group.frozen and not group.ponderer  # nothing read yet
-            bot.settle()
-            assert group.ponderer is ponderer and not group.frozen
-            bot.settle()  # once per wake
-            bot.freeze()
-            assert group.frozen is ponderer
-        finally:
-            bot.kill()
-
 
 def _resting_bot(tmp_path, mode: str) -> BotProcess:
     """A started cgroup bot of ``cgroup_bot.py`` in ``mode`` (``burn``: one busy process;
