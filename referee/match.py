@@ -253,7 +253,8 @@ class _Referee:
         #: seconds the loop spent killing bots: the tables' clock stands still meanwhile
         self.stalled = 0.0
         #: the bookkeeping of a decision that waits until the next requests are out
-        #: (:meth:`_settle`): the processes that answered and come to rest, and the ones woken
+        #: (:meth:`_settle`): the processes that answered and come to rest, and the connections
+        #: just asked
         self.to_rest: list[BotProcess] = []
         self.asked: list[wire.Connection] = []  # their replies are to be noted (``expect``)
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that

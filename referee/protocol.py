@@ -377,8 +377,9 @@ class Connection:
         :func:`decode` and :meth:`receive` classify that frame. After :meth:`expect`, the
         frames it noted are taken without unpacking.
 
-        The referee's hot path: one unpack and a few checks, no intermediate messages. What it
-        accepts, :func:`decode` and :meth:`receive` accept too, with the same move.
+        The referee's hot path: a lookup, else one unpack and a few checks, no intermediate
+        messages. What it accepts, :func:`decode` and :meth:`receive` accept too, with the same
+        move.
         """
         pending = self.pending
         if pending is None:

@@ -377,3 +377,12 @@ class TestPonder:
         assert off < 0.1, (off, on, override)
         # the machine is shared: what is free varies, but far more than a frozen bot gets
         assert on > max(3 * off, 0.1) and override > max(3 * off, 0.1), (off, on, override)
+
+    def test_a_bot_asked_again_at_once_thinks_unfrozen(self):
+        """Ponder off: a bot asked again right after its reply (it won the trick and leads) is
+        not at rest meanwhile, so a long think is never taken for pondering and frozen."""
+        bots = [("work", "3000000"), ("quick",), ("quick",)]
+        result = play_match(spec(bots), sandbox=SandboxConfig(ponder=False))
+        times = [float(fields[0]) for fields in reported(result.logs["work0"], "work")]
+        assert len(times) > 20 and statistics.median(times) > 60  # longer than a check period
+        assert faults(result, "work0") == []
