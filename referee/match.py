@@ -758,6 +758,7 @@ class _Referee:
         try:
             state.run()
             self._settle()  # the last answers: at rest while the game is wrapped up
+            self._check_processes()  # a process killed since the last check: this game's fault
             if finish:
                 state.finish()
         finally:

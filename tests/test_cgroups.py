@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee import cgroups
+from ohseven.referee import cgroups, match
 from ohseven.referee.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.sandbox import BotProcess, Limits, SandboxConfig
@@ -355,6 +355,16 @@ class TestMemory:
         held = reported(result.logs[f"{kind}0"], "held")
         assert len(held) < 3  # not all three could hold their share
         assert faults(result, "quick1") == []
+
+    def test_a_kill_at_the_last_decision_is_that_games_fault(self, monkeypatch):
+        """A child killed at the limit during the bot's last decision of the match (the periodic
+        check of the processes is never due) is still a ``limit`` fault of that game."""
+        (count,) = reported(play_match(spec([("quick",), ("quick",)])).logs["quick0"], "requests")
+        monkeypatch.setattr(match, "_PROCESS_CHECK_SECONDS", 3600.0)
+        limits = {"oomchild": {"limits": (("memory_mb", 300),)}}
+        result = play_match(spec([("oomchild", count[0], "175"), ("quick",)], **limits))
+        (found,) = faults(result, "oomchild0")
+        assert found[0] is FaultStatus.LIMIT and "memory limit 300 MB" in found[1], found
 
 
 @needs_cgroups

@@ -10,17 +10,22 @@ cards of a pass) and prints ``RESULT <word> <value>`` lines the tests read from 
 - ``burn N``: answers at once but first starts N processes, each in a session of its own
   (``setsid``: each its own autogroup without cgroups), that burn CPU for ever.
 - ``memfd MB N``: N processes (itself and N-1 children) each hold MB in memfd files (8 MB
-  each: ``RLIMIT_FSIZE`` bounds one file), then it plays.
+  each: ``RLIMIT_FSIZE`` bounds one file); it plays once each holds (or was refused) its
+  share, or one of them is gone (killed at the limit).
 - ``tmpfs MB N``: the same in files of the scratch tmpfs.
 - ``oom AT MB``: plays, and on its request number AT forks; both processes map MB of memory
   and touch it.
+- ``oomchild AT MB``: plays, and on its request number AT forks a child that forks again;
+  both map MB of memory and touch it; it replies once the child is gone.
 - ``ponder``: a child process burns CPU for ever; prints ``RESULT idle <cpu> <wall>`` at
   shutdown: the CPU seconds the child used, and the wall seconds that passed, from each of
   the bot's replies to its next request (while it owed no decision).
 """
 
+import contextlib
 import mmap
 import os
+import select
 import sys
 import threading
 import time
@@ -41,7 +46,7 @@ def burn():
         pass
 
 
-HELD = threading.Event()
+SHARES = os.pipe()  # a byte from each process that holds (or was refused) its share
 
 
 def hold(kind, megabytes):
@@ -61,8 +66,20 @@ def hold(kind, megabytes):
             break
     else:
         result("held", megabytes)
-    HELD.set()
+    os.write(SHARES[1], b"x")
     time.sleep(3600)
+
+
+def wait_for_shares(processes):
+    """Until every process holds its share (or was refused it), or a child is gone."""
+    count, deadline = 0, time.monotonic() + 30
+    while count < processes and time.monotonic() < deadline:
+        ready, _, _ = select.select([SHARES[0]], [], [], 0.05)
+        if ready:
+            count += len(os.read(SHARES[0], 64))
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                return
 
 
 def cpu_of(pid):
@@ -88,7 +105,7 @@ def main() -> int:
         megabytes, processes = int(ARGS[0]), int(ARGS[1])
         spawn(processes - 1, hold, MODE, megabytes)
         threading.Thread(target=hold, args=(MODE, megabytes), daemon=True).start()
-        HELD.wait()  # its share held before it plays
+        wait_for_shares(processes)
     elif MODE == "ponder":  # a process, so that the GIL does not delay the main thread
         burner = os.fork()
         if burner == 0:
@@ -109,6 +126,7 @@ def main() -> int:
         if message["type"] == "shutdown":
             if MODE == "ponder":
                 result("idle", f"{idle_cpu:.4f} {idle_wall:.4f}")
+            result("requests", count)
             return 0
         if message["type"] != "request":
             continue
@@ -131,6 +149,16 @@ def main() -> int:
                 area[offset] = 1
             if child == 0:
                 time.sleep(3600)
+        elif MODE == "oomchild" and count == int(ARGS[0]):
+            child = os.fork()
+            if child == 0:
+                os.fork()  # two processes, each under the address-space limit
+                area = mmap.mmap(-1, int(ARGS[1]) << 20)
+                for offset in range(0, len(area), 4096):
+                    area[offset] = 1
+                time.sleep(1)  # both hold at once
+                os._exit(0)
+            os.waitpid(child, 0)
         elif MODE == "slow":
             time.sleep(int(ARGS[0]) / 1000)
         if MODE == "ponder":
