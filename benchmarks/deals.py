@@ -53,9 +53,9 @@ from itertools import combinations
 from pathlib import Path
 
 import yaml
-from ohseven.referee.config import load_config_text
-from ohseven.referee.store import Store
-from ohseven.referee.tourney import run_tournament
+from ohseven.referee.plan.config import load_config_text
+from ohseven.referee.results.archive.run import run_tournament
+from ohseven.referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "tournaments" / "quickstart.yaml"

@@ -144,7 +144,7 @@ def floor(round_trips: int, echoes: int = 1) -> float:
 
 def cgroup_cost(count: int = 200) -> float | None:
     """Seconds to create a bot's cgroup with its limits and remove it (None: no cgroups)."""
-    from ohseven.referee import cgroups
+    from ohseven.referee.sandbox.process.process import cgroups
 
     if not cgroups.support().dirs:
         return None
@@ -159,10 +159,10 @@ def cgroup_cost(count: int = 200) -> float | None:
 def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> tuple[float, int]:
     """Seconds per decision in a real match of 4 copies of ``bot``, and the decisions."""
     from ohseven.core.rules import Rules
-    from ohseven.referee.match import play_match
+    from ohseven.referee.play.match import play_match
     from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
     from ohseven.referee.replay import load_replay
-    from ohseven.referee.sandbox import SandboxConfig
+    from ohseven.referee.sandbox.process.process import SandboxConfig
 
     replays = tempfile.mkdtemp(prefix="ohseven-bench-replays-")
     spec = MatchSpec(
@@ -216,8 +216,12 @@ def random_bot() -> str:
 
 
 def main() -> int:
-    from ohseven.referee import cgroups
-    from ohseven.referee.sandbox import SandboxConfig, SandboxError, check_sandbox
+    from ohseven.referee.sandbox.process.process import (
+        SandboxConfig,
+        SandboxError,
+        cgroups,
+        check_sandbox,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--round-trips", type=int, default=4500)

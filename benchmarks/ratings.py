@@ -34,9 +34,9 @@ import trueskill
 from ohseven.core.rules import OH_SEVEN
 from ohseven.example_bots.heuristic_bot import HeuristicBot
 from ohseven.example_bots.random_bot import RandomBot
-from ohseven.referee import ratings as module
-from ohseven.referee.ratings import DRAW_PROBABILITY, order_free, rate_games
 from ohseven.referee.records import GameRecord
+from ohseven.referee.results import ratings as module
+from ohseven.referee.results.ratings import DRAW_PROBABILITY, order_free, rate_games
 from ohseven.sdk import local_game
 
 BOTS = {

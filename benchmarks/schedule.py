@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ohseven.core.rules import competition_ranks
-from ohseven.referee.config import example_bots_dir, load_config
+from ohseven.referee.plan.config import example_bots_dir, load_config
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 
 MODE = "bwrap" if shutil.which("bwrap") else "unsandboxed"
@@ -78,7 +78,7 @@ def write_config(
 
 def referee(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "ohseven.referee.cli", "tourney", *args],
+        [sys.executable, "-m", "ohseven.referee.cli.main.main", "tourney", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -186,7 +186,7 @@ def instant_runner(spec: MatchSpec, *, on_game: Any = None, **_: Any) -> MatchRe
 
 def overhead_child(config_path: str) -> None:
     """Run with the instant runner until SIGINT; print games, wall and CPU seconds."""
-    from ohseven.referee.tourney import run_tournament
+    from ohseven.referee.results.archive.run import run_tournament
 
     config = load_config(config_path)
     started, cpu = time.monotonic(), time.process_time()
@@ -224,7 +224,7 @@ seed: 2
 output: out
 """
     (folder / "real.yaml").write_text(text)
-    from ohseven.referee.tourney import run_tournament
+    from ohseven.referee.results.archive.run import run_tournament
 
     started = time.monotonic()
     outcome = run_tournament(load_config(folder / "real.yaml"), workers=1)
@@ -288,10 +288,10 @@ def made_up_league(bots: int, games: int, seed: int = 1) -> list[GameRecord]:
 def bench_matchmaking(root: Path, games: list[int]) -> None:
     from collections import Counter
 
-    from ohseven.referee.board import Leaderboard
-    from ohseven.referee.feeds import matchmaking_ratings
-    from ohseven.referee.ratings import Ratings
-    from ohseven.referee.schedule import draw_wave
+    from ohseven.referee.plan.schedule import draw_wave
+    from ohseven.referee.results.archive.feeds import matchmaking_ratings
+    from ohseven.referee.results.board import Leaderboard
+    from ohseven.referee.results.ratings import Ratings
 
     wave = 1000  # 250 tables of 4, one game per seat rotation each
     print(f"matchmaking: a wave of a league of 1,000 bots at tables of 4 ({wave:,} games)")
@@ -329,8 +329,8 @@ def synthetic_store(output: Path, bots: int, games: int, replays: int, start: in
     4 per table; the first ``replays`` games of this batch get a replay file (one real game's)."""
     from ohseven.core.rules import Phase, new_game
     from ohseven.referee.replay import save_replay, to_replay
+    from ohseven.referee.results.store import Store
     from ohseven.referee.stats import game_statistics
-    from ohseven.referee.store import Store
 
     rng = random.Random(start + 1)
     played = new_game("oh-seven", 4, 7)
@@ -392,7 +392,7 @@ def synthetic_store(output: Path, bots: int, games: int, replays: int, start: in
 
 
 def bench_publish(root: Path, games: int) -> None:
-    from ohseven.referee.publish import REPLAY_DATA, publish
+    from ohseven.referee.site.publish import REPLAY_DATA, publish
 
     print(f"publish: 1,000 bots, {games:,} made-up games (1,000 with a replay)")
     output = root / "site"

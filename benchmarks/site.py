@@ -87,7 +87,7 @@ def add_games(
 ) -> int:
     """Append about ``games`` games (whole matches, status done) to the store in ``output``,
     creating it first; returns how many were written."""
-    from ohseven.referee.store import Store
+    from ohseven.referee.results.store import Store
 
     rng = random.Random(seed)
     names = [f"bot-{i:04d}" for i in range(bots)]
@@ -178,7 +178,7 @@ def add_games(
 
 def child(directory: str) -> None:
     """Publish ``directory`` in this process and print the figures as JSON."""
-    from ohseven.referee import publish as module
+    from ohseven.referee.site import publish as module
 
     started, cpu = time.monotonic(), time.process_time()
     written = module.publish(directory)

@@ -32,7 +32,7 @@ from .options import (
     RulesError,
     competition_ranks,
 )
-from .tables import (
+from .precomputed import (
     _BID,
     _OVER,
     _PASS,

@@ -16,7 +16,7 @@ from .options import (
     MalformedMoveError,
     Rules,
 )
-from .tables import _BID, _BID_RANGE, _PLAY, _shuffle
+from .precomputed import _BID, _BID_RANGE, _PLAY, _shuffle
 
 
 def oh_hell_hand_sizes(players: int, order: str = "up") -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from .options import (
     MalformedMoveError,
     Rules,
 )
-from .tables import _BID, _PASS, _PLAY, _unique
+from .precomputed import _BID, _PASS, _PLAY, _unique
 
 
 class OhSevenGame(Game):

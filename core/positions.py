@@ -10,7 +10,7 @@ from .game import Game
 from .oh_hell import OhHellGame
 from .oh_seven import OhSevenGame
 from .options import OH_SEVEN, OH_SEVEN_HAND, Rules, RulesError
-from .tables import _PLAY
+from .precomputed import _PLAY
 
 
 class InvalidPositionError(RulesError, ValueError):

@@ -10,7 +10,7 @@ from typing import Any
 from .cards import UnknownCardError
 from .game import Game
 from .options import OH_SEVEN
-from .tables import _BID, _PASS
+from .precomputed import _BID, _PASS
 
 __all__ = [
     "WireMoveError",

@@ -8,9 +8,8 @@ workers) and converts to JSON with :func:`attrs.asdict`.
 from __future__ import annotations
 
 import attrs
-
-from ..core.faults import Fault, FaultStatus
-from ..core.rules import Rules
+from ohseven.core.faults import Fault, FaultStatus
+from ohseven.core.rules import Rules
 
 __all__ = [
     "Fault",

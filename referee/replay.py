@@ -29,11 +29,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
-
-from ..core.cards import OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
-from ..core.rules import GAMES, OH_SEVEN, Game, RulesError, new_game
-from ..core.wire import move_from_wire, move_to_wire
-from .files import write_atomic
+from ohseven.core.cards import OH_SEVEN_DECK, UnknownCardError, oh_hell_deck
+from ohseven.core.rules import GAMES, OH_SEVEN, Game, RulesError, new_game
+from ohseven.core.wire import move_from_wire, move_to_wire
+from ohseven.referee.files import write_atomic
 
 __all__ = [
     "FORMAT",

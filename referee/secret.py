@@ -20,7 +20,7 @@ import os
 import secrets
 from pathlib import Path
 
-from ..core.seeds import derive_seed
+from ohseven.core.seeds import derive_seed
 
 __all__ = [
     "SECRET_NAME",

@@ -35,8 +35,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.names import SUITS
-from ..core.rules import OH_SEVEN, Game
+from ohseven.core.names import SUITS
+from ohseven.core.rules import OH_SEVEN, Game
 
 __all__ = [
     "game_statistics",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ohseven.referee.bot_args import bot_specs, output_tail
+from ohseven.referee.cli.bot_args import bot_specs, output_tail
 
 BOT = os.path.join(os.path.dirname(__file__), "bots", "match_bot.py")
 

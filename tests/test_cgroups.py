@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee import cgroups, match
-from ohseven.referee.match import play_match
+from ohseven.referee.play import match
+from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
-from ohseven.referee.sandbox import BotProcess, Limits, SandboxConfig
+from ohseven.referee.sandbox import cgroups
+from ohseven.referee.sandbox.process import BotProcess, Limits, SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -133,7 +134,7 @@ class TestDetection:
             point.chmod(0o555)
             mounts = f"39 31 0:36 / {point} rw - cgroup cgroup rw,pids\n"
             code = (
-                "from ohseven.referee import cgroups\n"
+                "from ohseven.referee.sandbox import cgroups\n"
                 f"found = cgroups.detect('8:pids:/\\n', {mounts!r})\n"
                 "print(found.dirs == () and 'not writable' in found.reason)\n"
             )

@@ -9,8 +9,8 @@ import time
 
 import pytest
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, new_game
-from ohseven.referee import checkbot
-from ohseven.referee.cli import main
+from ohseven.referee.cli import check_bot as checkbot
+from ohseven.referee.cli.main import main
 from ohseven.referee.replay import load_replay, validate_replay
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
@@ -156,7 +156,7 @@ def test_cli_registration():
     with pytest.raises(SystemExit) as exit_info:
         main(["check-bot", "--help"])
     assert exit_info.value.code == 0
-    assert sys.modules["ohseven.referee.checkbot"] is checkbot
+    assert sys.modules["ohseven.referee.cli.check_bot"] is checkbot
 
 
 LAST_WORDS = os.path.join(HERE, "bots", "last_words_bot.py")

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from ohseven.referee import cli
+from ohseven.referee.cli import main as cli
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -25,7 +25,15 @@ class TestBrokenPipe:
         """Output into a pipe nobody reads any more (``| head``) ends the command with status
         141 and no traceback."""
         process = subprocess.Popen(
-            [sys.executable, "-m", "ohseven.referee.cli", "simulate", "--games", "3", "--json"],
+            [
+                sys.executable,
+                "-m",
+                "ohseven.referee.cli",
+                "simulate",
+                "--games",
+                "3",
+                "--json",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

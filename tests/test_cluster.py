@@ -29,20 +29,20 @@ from conftest import FIXED_BOT_SOURCE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Rules
-from ohseven.referee.board import LEADERBOARD_NAME, Leaderboard
-from ohseven.referee.cluster import (
+from ohseven.referee.plan.config import ConfigError, example_bots_dir, load_config, load_config_text
+from ohseven.referee.plan.schedule import build_schedule
+from ohseven.referee.play.match import play_match
+from ohseven.referee.records import BotSpec, MatchSpec
+from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
+from ohseven.referee.results.store import Store
+from ohseven.referee.tournament.cluster import (
     ClusterError,
     ClusterPool,
     bundle_directory,
     localize_spec,
     unpack_bundle,
 )
-from ohseven.referee.config import ConfigError, example_bots_dir, load_config, load_config_text
-from ohseven.referee.match import play_match
-from ohseven.referee.records import BotSpec, MatchSpec
-from ohseven.referee.schedule import build_schedule
-from ohseven.referee.store import Store
-from ohseven.referee.tourney import (
+from ohseven.referee.tournament.run import (
     STAGING_NAME,
     run_tournament,
     sandbox_config,
@@ -504,7 +504,15 @@ class TestClusterErrors:
         """tourney --cluster with a malformed address exits 2 with the expected form."""
         path = write_tournament(tmp_path)
         process = subprocess.run(
-            [sys.executable, "-m", "ohseven.referee.cli", "tourney", str(path), "--cluster", "x"],
+            [
+                sys.executable,
+                "-m",
+                "ohseven.referee.cli",
+                "tourney",
+                str(path),
+                "--cluster",
+                "x",
+            ],
             capture_output=True,
             text=True,
             timeout=60,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee.config import (
+from ohseven.referee.plan.config import (
     DEMO_CONFIG,
     TOP_KEYS,
     ConfigError,
@@ -113,7 +113,7 @@ class TestValid:
     def test_cpus_and_ponder(self, folder: Path) -> None:
         """``cpus`` is a number (a fraction of a core too), ``ponder`` a boolean for the sandbox
         and per bot; both reach the sandbox of the match."""
-        from ohseven.referee.tourney import sandbox_config
+        from ohseven.referee.tournament.run import sandbox_config
 
         config = load(
             folder,
@@ -337,7 +337,7 @@ class TestExtraPaths:
 
     def test_accepted_and_passed_to_the_sandbox(self, folder: Path, tmp_path_factory) -> None:
         """`sandbox.extra_paths` lists absolute folders that reach the bots' SandboxConfig."""
-        from ohseven.referee.tourney import sandbox_config
+        from ohseven.referee.tournament.run import sandbox_config
 
         lib = tmp_path_factory.mktemp("jdk")
         config = load(folder, self.BASE + f"sandbox: {{extra_paths: [{lib}]}}\n")

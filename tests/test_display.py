@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ohseven.referee.board import Leaderboard
-from ohseven.referee.config import TourneyConfig, demo_config
-from ohseven.referee.display import Display, print_board
+from ohseven.referee.plan.config import TourneyConfig, demo_config
 from ohseven.referee.records import GameRecord
+from ohseven.referee.results.board import Leaderboard
+from ohseven.referee.results.display import Display, print_board
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ohseven.referee.board import Leaderboard
-from ohseven.referee.config import TourneyConfig, demo_config
-from ohseven.referee.feeds import ScheduleFeed, matchmaking_ratings
-from ohseven.referee.ratings import order_free
+from ohseven.referee.plan.config import TourneyConfig, demo_config
+from ohseven.referee.plan.schedule import build_schedule
 from ohseven.referee.records import GameRecord
-from ohseven.referee.schedule import build_schedule
-from ohseven.referee.store import Store
+from ohseven.referee.results.board import Leaderboard
+from ohseven.referee.results.ratings import order_free
+from ohseven.referee.results.store import Store
+from ohseven.referee.tournament.feeds import ScheduleFeed, matchmaking_ratings
 
 SECRET = b"feeds" * 8
 

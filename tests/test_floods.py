@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee import match as match_module
-from ohseven.referee import protocol as wire
-from ohseven.referee.config import load_config
-from ohseven.referee.match import MAX_CONNECTIONS, play_match, raise_fd_limit
+from ohseven.referee.plan.config import load_config
+from ohseven.referee.play import connection as wire
+from ohseven.referee.play import match as match_module
+from ohseven.referee.play.match import MAX_CONNECTIONS, play_match, raise_fd_limit
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-from ohseven.referee.sandbox import SandboxConfig
-from ohseven.referee.store import Store
-from ohseven.referee.tourney import run_tournament
+from ohseven.referee.results.store import Store
+from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.tournament.run import run_tournament
 from test_hostile import (
     DROP_AFTER,
     DROPPED,
@@ -187,7 +187,13 @@ class TestTournament:
         if shutil.which("prlimit") is None:
             pytest.skip("prlimit (util-linux) is needed to lower the limit")
         path = _flood_config(shared_dir)
-        command = ["prlimit", "--nofile=1024:1024", sys.executable, "-m", "ohseven.referee.cli"]
+        command = [
+            "prlimit",
+            "--nofile=1024:1024",
+            sys.executable,
+            "-m",
+            "ohseven.referee.cli",
+        ]
         command += ["tourney", str(path), "--quiet"]
         for _ in range(2):  # the run, then the same command again
             done = subprocess.run(command, capture_output=True, text=True, timeout=240)

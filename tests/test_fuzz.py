@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Game, Phase, Rules, new_game
-from ohseven.referee import protocol as wire
+from ohseven.referee.play import connection as wire
 from ohseven.referee.records import FaultStatus
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee.match import play_match
+from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay
-from ohseven.referee.sandbox import SandboxConfig
+from ohseven.referee.sandbox.process import SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

@@ -9,10 +9,10 @@ import time
 import attrs
 import pytest
 from ohseven.core.rules import Rules, competition_ranks
-from ohseven.referee.match import MatchSpecError, play_match
+from ohseven.referee.play.match import MatchSpecError, play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, validate_replay
-from ohseven.referee.sandbox import SandboxConfig
+from ohseven.referee.sandbox.process import SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -247,7 +247,7 @@ class TestLimitFault:
     def test_oom_kill_is_a_limit_fault(self):
         """A bot the kernel kills at its memory limit mid-game gets ``limit`` (the limit named),
         not ``crash``; the others play on."""
-        from ohseven.referee import cgroups
+        from ohseven.referee.sandbox import cgroups
 
         if cgroups.support().message() is not None:
             pytest.skip(cgroups.support().message())

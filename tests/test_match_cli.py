@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 import pytest
-from ohseven.referee.match_cli import game_seeds, rotating_seatings
+from ohseven.referee.cli.match import game_seeds, rotating_seatings
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import functools
 import subprocess
 import sys
 import venv
@@ -16,37 +15,41 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def referee_imports() -> dict[str, set[str]]:
-    """Each ``ohseven.referee`` module -> the ``ohseven.referee`` modules it imports, read from
-    its source: every import statement, at the top or inside a function (a deferred import is
-    still a dependency), absolute or relative."""
+    """Each ``ohseven.referee`` module (dotted below ``ohseven.referee``, e.g. ``play.match``)
+    -> the ``ohseven.referee`` modules it imports, read from its source: every import statement,
+    at the top or inside a function (a deferred import is still a dependency)."""
     import ohseven.referee
 
     folder = Path(ohseven.referee.__file__).parent
-    modules = {path.stem for path in folder.glob("*.py")} - {"__init__"}
+    modules = {
+        ".".join(path.relative_to(folder).with_suffix("").parts)
+        for path in folder.rglob("*.py")
+        if path.stem not in ("__init__", "__main__")
+    }
+    packages = {".".join(path.relative_to(folder).parent.parts) for path in folder.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name in sorted(modules):
-        tree = ast.parse((folder / f"{name}.py").read_text(), filename=f"{name}.py")
+        path = folder.joinpath(*name.split(".")).with_suffix(".py")
+        tree = ast.parse(path.read_text(), filename=str(path))
         found: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 dotted = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level == 1:
-                    base = node.module or ""
-                elif node.level == 0 and (node.module or "").startswith("ohseven.referee"):
-                    base = (node.module or "").removeprefix("ohseven.referee").lstrip(".")
-                else:
+                if node.level:
+                    raise AssertionError(f"{name}: a relative import")
+                base = node.module or ""
+                if not base.startswith("ohseven.referee"):
                     continue
-                if base:
-                    found.add(base.split(".")[0])
-                else:  # from . import a, b
-                    found.update(alias.name for alias in node.names)
+                base = base.removeprefix("ohseven.referee").lstrip(".")
+                if base in packages:  # from ohseven.referee.play import match
+                    found.update(f"{base}.{alias.name}".lstrip(".") for alias in node.names)
+                else:
+                    found.add(base)
                 continue
             else:
                 continue
-            for module in dotted:
-                if module.startswith("ohseven.referee."):
-                    found.add(module.removeprefix("ohseven.referee.").split(".")[0])
+            found.update(m.removeprefix("ohseven.referee.") for m in dotted)
         graph[name] = (found & modules) - {name}
     return graph
 
@@ -83,32 +86,23 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
-@functools.cache
-def subcommand_modules() -> frozenset[str]:
-    """The modules ``ohseven-referee`` runs its subcommands from."""
-    from ohseven.referee.cli import commands
-
-    return frozenset(command.__name__.rsplit(".", 1)[-1] for command in commands().values())
-
-
 def is_cli(module: str) -> bool:
-    """A command-line module: ``cli``, ``*_cli``, or one that ``cli`` runs a subcommand from
-    (``check-bot`` and ``simulate`` live in ``checkbot`` and ``simulate``)."""
-    return module == "cli" or module.endswith("_cli") or module in subcommand_modules()
+    """A command-line module: one of the ``cli`` stage."""
+    return module.startswith("cli.")
 
 
 class TestModuleImports:
     def test_the_walk_sees_deferred_and_relative_imports(self) -> None:
         """The import walk finds known edges: a top-level one and one inside a function."""
         graph = referee_imports()
-        assert "records" in graph["match"]  # from .records import ... (top level)
-        assert "match" in graph["tourney"]  # from .match import play_match (in a function)
-        assert {"tourney_cli", "match_cli"} <= graph["cli"]  # from . import a, b
+        assert "records" in graph["play.match"]  # top level
+        assert "play.match" in graph["tournament.run"]  # inside a function
+        assert {"cli.tourney", "cli.match"} <= graph["cli.main"]  # from package import a, b
 
     def test_cli_modules_are_told_apart(self) -> None:
-        """``cli``, ``*_cli`` and the subcommands' modules are command-line modules."""
-        assert all(map(is_cli, ("cli", "tourney_cli", "match_cli", "checkbot", "simulate")))
-        assert not any(map(is_cli, ("tourney", "config", "pool", "match")))
+        """The ``cli`` stage's modules are command-line modules."""
+        assert all(map(is_cli, ("cli.main", "cli.tourney", "cli.match", "cli.simulate")))
+        assert not any(map(is_cli, ("tournament.run", "plan.config", "play.match")))
 
     def test_no_import_cycle_among_referee_modules(self) -> None:
         """No two ``ohseven.referee`` modules import each other, directly or through others."""
@@ -121,8 +115,7 @@ class TestModuleImports:
         assert import_cycles({"a": {"b"}, "b": set()}) == []
 
     def test_no_library_module_imports_a_cli_module(self) -> None:
-        """Only command-line modules (``cli``, ``*_cli``, subcommands) import command-line
-        modules."""
+        """Only command-line modules import command-line modules."""
         graph = referee_imports()
         wrong = {
             module: sorted(filter(is_cli, targets))
@@ -205,7 +198,7 @@ class TestWheelInstall:
         with zipfile.ZipFile(wheel) as archive:
             names = set(archive.namelist())
         assert {"ohseven/referee/py.typed", "ohseven/sdk/py.typed"} <= names  # typed (PEP 561)
-        assert any(name.startswith("ohseven/referee/templates/") for name in names)
+        assert any(name.startswith("ohseven/referee/site/templates/") for name in names)
         env_dir = tmp_path / "env"
         venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
         python = env_dir / "bin" / "python"
@@ -232,4 +225,4 @@ class TestWheelInstall:
             [script, "--help"], capture_output=True, text=True, check=True
         ).stdout
         assert "simulate" in help_text
-        subprocess.run([str(python), "-c", "import ohseven.referee.tourney"], check=True)
+        subprocess.run([str(python), "-c", "import ohseven.referee.tournament.run"], check=True)

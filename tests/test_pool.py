@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from ohseven.core.rules import OH_SEVEN, Rules
-from ohseven.referee.cluster import ClusterPool
-from ohseven.referee.pool import LocalPool, Pool
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
+from ohseven.referee.tournament.cluster import ClusterPool
+from ohseven.referee.tournament.pool import LocalPool, Pool
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

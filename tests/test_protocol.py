@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Phase, new_game
-from ohseven.referee import protocol as wire
+from ohseven.referee.play import connection as wire
 from ohseven.referee.records import FaultStatus
 
 

@@ -25,38 +25,9 @@ from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks, new_game
-from ohseven.referee import publish as publish_module
-from ohseven.referee.leaderboard import (
-    LEADERBOARD_FORMAT,
-    LEADERBOARD_VERSION,
-    bot_statistics,
-    leaderboard,
-    leaderboard_csv,
-    leaderboard_markdown,
-    statistics_of,
-)
-from ohseven.referee.publish import REPLAY_DATA, publish
-from ohseven.referee.ratings import game_ranks, order_free, rate_games
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.replay import load_replay, save_replay, to_replay
-from ohseven.referee.replay_view import (
-    compact_frames,
-    expand_frames,
-    replay_script,
-    replay_view,
-    round_outcomes,
-)
-from ohseven.referee.secret import derive_seed
-from ohseven.referee.site_data import (
-    bid_tricks,
-    bot_view,
-    head_to_head,
-    rating_history,
-    table_statistics,
-)
-from ohseven.referee.stats import game_statistics
-from ohseven.referee.store import Store, StoredGame, aggregate
-from ohseven.referee.tournament import (
+from ohseven.referee.results.archive import (
     PublishError,
     Tournament,
     game_id,
@@ -65,6 +36,35 @@ from ohseven.referee.tournament import (
     slugify,
     unique_slugs,
 )
+from ohseven.referee.results.leaderboard import (
+    LEADERBOARD_FORMAT,
+    LEADERBOARD_VERSION,
+    bot_statistics,
+    leaderboard,
+    leaderboard_csv,
+    leaderboard_markdown,
+    statistics_of,
+)
+from ohseven.referee.results.ratings import game_ranks, order_free, rate_games
+from ohseven.referee.results.store import Store, StoredGame, aggregate
+from ohseven.referee.secret import derive_seed
+from ohseven.referee.site import publish as publish_module
+from ohseven.referee.site.pages import (
+    bid_tricks,
+    bot_view,
+    head_to_head,
+    rating_history,
+    table_statistics,
+)
+from ohseven.referee.site.publish import REPLAY_DATA, publish
+from ohseven.referee.site.replay_view import (
+    compact_frames,
+    expand_frames,
+    replay_script,
+    replay_view,
+    round_outcomes,
+)
+from ohseven.referee.stats import game_statistics
 
 BOTS = ("alpha", "beta", "gamma", "Delta Bot")
 FAULTY = "Delta Bot"
@@ -761,7 +761,7 @@ class TestSiteDetails:
         """No two colours of the charts' palette are nearly the same (CIE76 distance > 15)."""
         import re
 
-        from ohseven.referee.publish import STATIC
+        from ohseven.referee.site.publish import STATIC
 
         source = (STATIC / "site.js").read_text()
         palette = re.findall(r'"(#[0-9a-fA-F]{6})"', source.split("PALETTE = [")[1].split("]")[0])

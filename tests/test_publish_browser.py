@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ohseven.referee.publish import publish
+from ohseven.referee.site.publish import publish
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from test_publish import FAULTY, build_tournament
 

@@ -10,8 +10,9 @@ import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import OH_HELL, OH_SEVEN, competition_ranks, new_game
-from ohseven.referee.board import Leaderboard
-from ohseven.referee.ratings import (
+from ohseven.referee.records import Fault, FaultStatus, GameRecord
+from ohseven.referee.results.board import Leaderboard
+from ohseven.referee.results.ratings import (
     DRAW_PROBABILITY,
     Ratings,
     free_for_all,
@@ -21,7 +22,6 @@ from ohseven.referee.ratings import (
     order_free_table,
     rate_games,
 )
-from ohseven.referee.records import Fault, FaultStatus, GameRecord
 
 NAMES = ("a", "b", "c", "d")
 
@@ -218,7 +218,7 @@ class TestOrderFree:
     def test_fixed_point_does_not_depend_on_the_order(self, games) -> None:
         """Fed to the propagation unsorted, canonical and reversed lists converge to the same
         fixed point (within 1e-6), so the sorting is not what makes it order-free."""
-        from ohseven.referee import ratings as module
+        from ohseven.referee.results import ratings as module
 
         records = [record(seats, totals, index=i) for i, (seats, totals) in enumerate(games)]
         env = module.make_env(OH_SEVEN)

@@ -19,13 +19,13 @@ import attrs
 import pytest
 from conftest import play_random
 from ohseven.core.rules import OH_HELL, OH_SEVEN, Rules, new_game
-from ohseven.referee.match import play_match
-from ohseven.referee.match_cli import bot_specs, game_seeds, rotating_seatings
+from ohseven.referee.cli.match import bot_specs, game_seeds, rotating_seatings
+from ohseven.referee.cli.replay import decisions, game_index
+from ohseven.referee.play.match import play_match
 from ohseven.referee.records import MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, save_replay, to_replay
-from ohseven.referee.replay_cli import decisions, game_index
-from ohseven.referee.sandbox import SandboxConfig
-from ohseven.referee.staging import staged_bots
+from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.staging import staged_bots
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -207,7 +207,7 @@ class TestListing:
 
     def test_viewer_steps_never_go_back_and_stay_in_the_page(self, recorded: Recorded):
         """Each decision's viewer step is a step of the page (1 to its frames), in game order."""
-        from ohseven.referee.replay_view import replay_view
+        from ohseven.referee.site.replay_view import replay_view
 
         replay = load_replay(_replay(recorded, 0))
         frames = len(replay_view(replay)["frames"])

@@ -17,8 +17,8 @@ import pytest
 import zmq
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee import sandbox as sandbox_module
-from ohseven.referee.sandbox import (
+from ohseven.referee.sandbox import process as sandbox_module
+from ohseven.referee.sandbox.process import (
     BotProcess,
     BotStartError,
     Limits,
@@ -407,7 +407,7 @@ class TestCovertChannels:
     def test_filter_covers_each_lock_command(self, machine):
         """The filter names fcntl's lock, lease and notify commands and every signalling
         syscall of the machine's table."""
-        from ohseven.referee.sandbox import _FCNTL_DENIED, _SYSCALLS
+        from ohseven.referee.sandbox.process import _FCNTL_DENIED, _SYSCALLS
 
         program = seccomp_program(machine)
         assert program is not None
@@ -512,7 +512,7 @@ class TestKill:
         """A referee (or worker) killed with SIGKILL leaves no bot behind."""
         script = (
             "import sys, time\n"
-            "from ohseven.referee.sandbox import BotProcess, SandboxConfig\n"
+            "from ohseven.referee.sandbox.process import BotProcess, SandboxConfig\n"
             "bot = BotProcess([sys.executable, '-c', 'import time; time.sleep(60)'],"
             " name='orphan',"
             f" bot_dir=None, socket_dir={dirs['sock']!r}, env={{}},"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ohseven.referee.config import load_config_text
-from ohseven.referee.schedule import (
+from ohseven.referee.plan.config import load_config_text
+from ohseven.referee.plan.schedule import (
     build_schedule,
     draw_wave,
     iter_schedule,

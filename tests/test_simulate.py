@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee.simulate import simulate
+from ohseven.referee.cli.simulate import simulate
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

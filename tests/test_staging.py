@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from ohseven.referee.config import ConfigError, load_config
+from ohseven.referee.plan.config import ConfigError, load_config
 from ohseven.referee.records import BotSpec
-from ohseven.referee.staging import (
+from ohseven.referee.results.store import DB_NAME, Store
+from ohseven.referee.sandbox.staging import (
     Plan,
     StagingError,
     plan_bots,
@@ -23,8 +24,7 @@ from ohseven.referee.staging import (
     staged_bots,
     tree_digest,
 )
-from ohseven.referee.store import DB_NAME, Store
-from ohseven.referee.tourney import STAGING_NAME, TourneyError, run_tournament
+from ohseven.referee.tournament.run import STAGING_NAME, TourneyError, run_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

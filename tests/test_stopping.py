@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks
-from ohseven.referee.config import StopRule, load_config_text
+from ohseven.referee.plan.config import StopRule, load_config_text
+from ohseven.referee.plan.stopping import Plan, plan_of, verdicts
 from ohseven.referee.records import GameRecord
-from ohseven.referee.stopping import Plan, plan_of, verdicts
 
 PER_WAVE = 6  # games of the candidate in one repeat
 

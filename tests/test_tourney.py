@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXED_BOT_SOURCE
-from ohseven.referee.board import LEADERBOARD_NAME
-from ohseven.referee.config import example_bots_dir, load_config
-from ohseven.referee.ratings import order_free, rate_games
-from ohseven.referee.schedule import build_schedule, draw_wave
-from ohseven.referee.store import Store
-from ohseven.referee.tourney import run_tournament, tournament_secret
+from ohseven.referee.plan.config import example_bots_dir, load_config
+from ohseven.referee.plan.schedule import build_schedule, draw_wave
+from ohseven.referee.results.board import LEADERBOARD_NAME
+from ohseven.referee.results.ratings import order_free, rate_games
+from ohseven.referee.results.store import Store
+from ohseven.referee.tournament.run import run_tournament, tournament_secret
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.records import GameRecord
-from ohseven.referee.uncertainty import (
+from ohseven.referee.results.uncertainty import (
     games_to_separate,
     points_intervals,
     superiority,

@@ -7,7 +7,7 @@ import random
 import pytest
 from ohseven.core.feed import EventFeed
 from ohseven.core.rules import Phase, new_game
-from ohseven.referee.protocol import MoveCodec
+from ohseven.referee.play.connection import MoveCodec
 from ohseven.sdk.view import View, ViewError, card_key, deck_names, rank, suit
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from ohseven.referee.cli.main import main
+
+sys.exit(main())

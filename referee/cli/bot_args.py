@@ -1,0 +1,152 @@
+"""The command-line arguments that name bots and what comes with them (``--extra-path``, the
+time control, a printed seed), and how much of a bot's output a fault shows: shared by every
+command that runs bots (``match``, ``check-bot``, ``replay``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Sequence
+
+from ohseven.referee.records import BotSpec, TimeControl
+from ohseven.referee.sandbox.process import bot_folder, extra_path_problem
+from ohseven.referee.secret import random_seed, short_seed_warning
+
+__all__ = [
+    "BotArgumentError",
+    "TAIL_LINES",
+    "TAIL_CHARS",
+    "add_extra_path_argument",
+    "add_time_control_arguments",
+    "announce_seed",
+    "bot_specs",
+    "extra_paths",
+    "output_tail",
+]
+
+#: how much of a faulting bot's own output ``match`` and ``check-bot`` show: its last lines
+TAIL_LINES = 20
+TAIL_CHARS = 2000
+
+
+class BotArgumentError(ValueError):
+    """A BOT argument that names no runnable bot."""
+
+
+def add_extra_path_argument(parser: argparse.ArgumentParser) -> None:
+    """``--extra-path``, shared by the commands that run bots."""
+    parser.add_argument(
+        "--extra-path",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an absolute host path the sandbox shows the bots read-only (repeatable): an "
+        "interpreter or library installed outside /usr, e.g. /opt/jdk",
+    )
+
+
+def extra_paths(
+    paths: Sequence[str], bots: Sequence[BotSpec], output: str | None = None
+) -> tuple[str, ...]:
+    """The ``--extra-path`` values, checked: absolute, existing, never showing a bot another
+    bot's folder or the output folder (raises :class:`BotArgumentError`)."""
+    protected: dict[str, str | None] = {"the output folder": output}
+    for spec in bots:
+        protected[f"the folder of bot {spec.name}"] = bot_folder(spec.command, spec.directory)
+    for path in paths:
+        problem = extra_path_problem(path, protected)
+        if problem is not None:
+            raise BotArgumentError(f"--extra-path: {problem}")
+    return tuple(paths)
+
+
+def add_time_control_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--move-timeout`` and ``--bank``, shared by the commands that run bots."""
+    parser.add_argument(
+        "--move-timeout",
+        type=float,
+        default=TimeControl().move_seconds,
+        metavar="SECONDS",
+        help="time per decision (default %(default)s)",
+    )
+    parser.add_argument(
+        "--bank",
+        type=float,
+        default=TimeControl().bank_seconds,
+        metavar="SECONDS",
+        help="extra time per game, drawn when a decision runs over (default %(default)s)",
+    )
+
+
+def _command(argument: str) -> tuple[str, ...]:
+    if argument.endswith(".py") and os.path.isfile(argument):
+        return (sys.executable, os.path.abspath(argument))
+    if os.path.isfile(argument) and os.access(argument, os.X_OK):
+        return (os.path.abspath(argument),)
+    try:
+        command = tuple(shlex.split(argument))
+    except ValueError as error:
+        raise BotArgumentError(f"bot {argument!r}: {error}") from None
+    if not command:
+        raise BotArgumentError("an empty bot command")
+    program = command[0]
+    if os.sep in program:
+        if not os.path.isfile(program):
+            raise BotArgumentError(f"bot {argument!r}: no such file {program}")
+    elif len(command) == 1 and not shutil.which(program):
+        raise BotArgumentError(f"bot {argument!r}: no such bot file or command")
+    elif not shutil.which(program):
+        raise BotArgumentError(f"bot {argument!r}: command {program!r} not found")
+    if program == "python" or program.startswith("python3"):
+        command = (sys.executable, *command[1:])
+    elif program.endswith(".py") and os.path.isfile(program):  # a script with its arguments
+        command = (sys.executable, os.path.abspath(program), *command[1:])
+    return command
+
+
+def _stem(command: Sequence[str]) -> str:
+    """The name of a bot: its file's stem without a ``_bot`` suffix (``random_bot.py``: random)."""
+    path = next((arg for arg in command[1:] if os.path.isfile(arg)), command[0])
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for suffix in ("_bot", "-bot"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem or "bot"
+
+
+def bot_specs(arguments: Sequence[str]) -> tuple[BotSpec, ...]:
+    """The bots of the BOT arguments, named by file stem and deduplicated (``random#2``)."""
+    specs = []
+    seen: Counter[str] = Counter()
+    for argument in arguments:
+        command = _command(argument)
+        stem = _stem(command)
+        seen[stem] += 1
+        name = stem if seen[stem] == 1 else f"{stem}#{seen[stem]}"
+        specs.append(BotSpec(name, command))
+    return tuple(specs)
+
+
+def announce_seed(seed: int | None, option: str = "--seed") -> int:
+    """``seed``, or a fresh random one; printed (stderr) so that any run can be replayed."""
+    if seed is None:
+        seed = random_seed()
+        print(f"seed {seed} (run again with {option} {seed} to replay the deals)", file=sys.stderr)
+    elif warning := short_seed_warning(seed, option):
+        print(warning, file=sys.stderr)
+    return seed
+
+
+def output_tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+    """The end of a bot's captured output: at most ``lines`` lines and ``chars`` characters,
+    marked with "…" when something before it was left out."""
+    text = text.rstrip()
+    kept = text.splitlines()[-lines:]
+    tail = "\n".join(kept)
+    if len(tail) > chars:
+        tail = tail[-chars:]
+    return tail if tail == text else "…" + tail

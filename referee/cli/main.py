@@ -1,0 +1,88 @@
+"""``ohseven-referee``: the command line. Each subcommand lives in the module that owns it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from types import ModuleType
+
+__all__ = ["main", "build_parser"]
+
+#: the referee's own dependencies (the ``referee`` extra), which a bot does not need
+REFEREE_DEPENDENCIES = ("trueskill", "yaml", "rich", "jinja2", "numpy", "scipy")
+
+
+class MissingDependencyError(ImportError):
+    """The referee's dependencies are not installed (only the core and the SDK are)."""
+
+
+def commands() -> dict[str, ModuleType]:
+    """Subcommand -> the module that owns it (``configure(parser)`` and ``run(args) -> int``)."""
+    try:
+        from ohseven.referee.cli import check_bot as checkbot
+        from ohseven.referee.cli import match as match_cli
+        from ohseven.referee.cli import publish as publish_cli
+        from ohseven.referee.cli import replay as replay_cli
+        from ohseven.referee.cli import simulate
+        from ohseven.referee.cli import tourney as tourney_cli
+        from ohseven.referee.cli import view as view_cli
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] in REFEREE_DEPENDENCIES:
+            raise MissingDependencyError(
+                f"ohseven-referee needs the referee's dependencies ({error.name} is missing): "
+                "pip install 'ohseven[referee]'"
+            ) from error
+        raise
+    return {
+        "simulate": simulate,
+        "match": match_cli,
+        "check-bot": checkbot,
+        "tourney": tourney_cli,
+        "publish": publish_cli,
+        "view": view_cli,
+        "replay": replay_cli,
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ohseven-referee",
+        description="Referee for Oh-Seven and Oh Hell bots: "
+        "simulate, match, check-bot, tourney, publish, view, replay.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command, module in commands().items():
+        doc = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
+        command_parser = sub.add_parser(command, help=doc, description=module.__doc__)
+        module.configure(command_parser)
+        command_parser.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
+    try:
+        parser = build_parser()
+    except MissingDependencyError as error:
+        print(f"ohseven-referee: {error}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    return int(args.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

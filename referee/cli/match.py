@@ -1,0 +1,272 @@
+"""Play a match of bots at one table and print the results.
+
+Each BOT is the path of a Python bot file (run with this referee's own Python) or a quoted
+command line; bots are named after their file (``random_bot.py`` plays as ``random``, a second
+copy as ``random#2``). Seats rotate between games (in game g, seat s holds bot (s + g) mod n)
+and the deals follow from --seed, so the same command plays the same deals again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from ohseven.core.rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
+from ohseven.referee.cli.bot_args import (
+    BotArgumentError,
+    add_extra_path_argument,
+    add_time_control_arguments,
+    announce_seed,
+    bot_specs,
+    extra_paths,
+    output_tail,
+)
+from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
+from ohseven.referee.sandbox import cgroups
+from ohseven.referee.sandbox.process import (
+    MODES,
+    SandboxConfig,
+    SandboxError,
+    check_sandbox,
+)
+from ohseven.referee.sandbox.staging import StagingError, staged_bots
+from ohseven.referee.secret import derive_seed, secret_from_seed
+
+__all__ = [
+    "configure",
+    "run",
+    "game_seeds",
+    "rotating_seatings",
+    "summarise",
+    "render_faults",
+]
+
+SHOWN_FAULTS = 5  # distinct faults listed per bot in the text report
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", choices=GAMES, default=OH_SEVEN, help="default: %(default)s")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rule option (repeatable), e.g. passing=true",
+    )
+    parser.add_argument(
+        "--games", type=int, default=None, metavar="N", help="games to play (default: one per bot)"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="deal seed: the same seed replays the same deals (default: a random 128-bit seed, "
+        "printed)",
+    )
+    add_time_control_arguments(parser)
+    parser.add_argument("--replays", metavar="DIR", help="save a replay of every game in DIR")
+    parser.add_argument(
+        "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
+    )
+    add_extra_path_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def game_seeds(seed: int, games: int) -> tuple[int, ...]:
+    """Deal seeds of the games, derived one-way from ``seed`` (a deal of its own per game)."""
+    secret = secret_from_seed(seed)
+    return tuple(derive_seed(secret, "game", g) for g in range(games))
+
+
+def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:
+    """Text lines for a bot's faults, (status, detail, count) each, and its last output."""
+    lines = [f"{name}:"]
+    for status, detail, count in faults[:SHOWN_FAULTS]:
+        times = f" x{count}" if count > 1 else ""
+        first, *rest = detail.splitlines() or [""]
+        lines.append(f"  {status}{times}: {first}")
+        lines.extend(f"      {line}" for line in rest)
+    if len(faults) > SHOWN_FAULTS:
+        lines.append(f"  ... and {len(faults) - SHOWN_FAULTS} other faults (all in --json)")
+    if tail:
+        lines.append("  its last output (stdout and stderr):")
+        lines.extend(f"  | {line}" for line in tail.splitlines())
+    else:
+        lines.append("  (it wrote no output)")
+    return lines
+
+
+def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple((s + g) % bots for s in range(bots)) for g in range(games))
+
+
+def summarise(result: MatchResult) -> dict:
+    """The match as plain data: per bot totals and the games."""
+    names = [bot.name for bot in result.spec.bots]
+    rows: dict[str, dict[str, Any]] = {
+        name: {"name": name, "points": 0, "wins": 0, "games": 0, "rank_sum": 0, "faults": {}}
+        for name in names
+    }
+    bid_made: Counter[str] = Counter()
+    bid_total: Counter[str] = Counter()
+    games = []
+    for record in result.games:
+        for seat, name in enumerate(record.seats):
+            row = rows[name]
+            row["points"] += record.totals[seat]
+            row["games"] += 1
+            row["rank_sum"] += record.ranks[seat]
+            row["wins"] += record.ranks[seat] == 1
+            made, total = _bid_counts(record.stats, seat)
+            bid_made[name] += made
+            bid_total[name] += total
+        for fault in record.faults:
+            counts = rows[record.seats[fault.seat]]["faults"]
+            counts[str(fault.status)] = counts.get(str(fault.status), 0) + 1
+        games.append(
+            {
+                "index": record.game_index,
+                "seed": record.seed,
+                "seats": list(record.seats),
+                "totals": list(record.totals),
+                "ranks": list(record.ranks),
+                "faults": [
+                    {"seat": f.seat, "status": str(f.status), "detail": f.detail}
+                    for f in record.faults
+                ],
+                "replay": record.replay_path,
+                "seconds": record.seconds,
+            }
+        )
+    bots = []
+    for name in names:
+        row = rows[name]
+        row["output_tail"] = output_tail(str(result.logs.get(name, "")))
+        played = row.pop("rank_sum")
+        row["avg_rank"] = round(played / row["games"], 3) if row["games"] else None
+        row["bid_accuracy"] = (
+            round(bid_made[name] / bid_total[name], 4) if bid_total[name] else None
+        )
+        bots.append(row)
+    spec = result.spec
+    return {
+        "match": spec.match_id,
+        "game": spec.rules.game,
+        "rules": spec.rules.as_dict(),
+        "bots": bots,
+        "games": games,
+    }
+
+
+def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
+    """Rounds where ``seat`` made its bid exactly, and rounds, from ``stats.game_statistics``."""
+    seats = stats.get("seats") if isinstance(stats, dict) else None
+    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
+        fills, rounds = seats[seat].get("fills"), seats[seat].get("rounds")
+        if isinstance(fills, int) and isinstance(rounds, int):
+            return fills, rounds
+    return 0, 0
+
+
+def _print_table(summary: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    statuses = [str(s) for s in FaultStatus]
+    table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
+    for column in ("bot", "points", "wins", "avg rank", "bid accuracy", "faults"):
+        table.add_column(column, justify="left" if column in ("bot", "faults") else "right")
+    for row in sorted(summary["bots"], key=lambda r: -r["points"]):
+        faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
+        accuracy = row["bid_accuracy"]
+        table.add_row(
+            row["name"],
+            str(row["points"]),
+            str(row["wins"]),
+            "-" if row["avg_rank"] is None else f"{row['avg_rank']:.2f}",
+            "-" if accuracy is None else f"{accuracy:.0%}",
+            faults or "-",
+        )
+    Console().print(table)
+    for row in summary["bots"]:
+        grouped: Counter[tuple[str, str]] = Counter()
+        for game in summary["games"]:
+            for fault in game["faults"]:
+                if game["seats"][fault["seat"]] == row["name"]:
+                    grouped[(fault["status"], fault["detail"])] += 1
+        if grouped:
+            listed = [(status, detail, n) for (status, detail), n in grouped.items()]
+            print("\n".join(["", *render_faults(row["name"], listed, row["output_tail"])]))
+
+
+def _fail(message: str) -> int:
+    print(f"ohseven-referee match: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from ohseven.referee.play.match import MatchSpecError, play_match, raise_fd_limit
+
+    raise_fd_limit()
+
+    try:
+        rules = Rules.make(args.game, args.rule)
+        bots = bot_specs(args.bots)
+        rules.check_players(len(bots))
+    except (InvalidRulesError, BotArgumentError) as error:
+        return _fail(str(error))
+    games = len(bots) if args.games is None else args.games
+    if games < 1:
+        return _fail(f"--games must be at least 1, not {games}")
+    if not args.move_timeout > 0 or not args.bank >= 0:
+        return _fail("--move-timeout must be positive and --bank not negative")
+    try:
+        shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
+    except BotArgumentError as error:
+        return _fail(str(error))
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
+    try:
+        check_sandbox(config)
+    except SandboxError as error:
+        return _fail(str(error))
+    cgroups.warn_unavailable()  # once: what is not enforced without cgroups
+    replay_dir = None
+    if args.replays:
+        try:
+            os.makedirs(args.replays, exist_ok=True)
+        except OSError as error:
+            return _fail(f"--replays {args.replays}: {error.strerror}")
+        replay_dir = args.replays
+    seed = announce_seed(args.seed)
+    spec = MatchSpec(
+        match_id="match",
+        rules=rules,
+        bots=bots,
+        seatings=rotating_seatings(len(bots), games),
+        seeds=game_seeds(seed, games),
+        time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
+        fallback_seed=derive_seed(secret_from_seed(seed), "fallback"),
+    )
+    private = {"the replay folder": replay_dir} if replay_dir else {}
+    try:
+        # each bot runs from a private copy of its own files (see ``staging``)
+        with staged_bots(bots, private=private) as staged:
+            staged_spec = attrs.evolve(spec, bots=staged)
+            result = play_match(staged_spec, sandbox=config, replay_dir=replay_dir)
+    except (MatchSpecError, StagingError) as error:
+        return _fail(str(error))
+    summary = summarise(result)
+    summary["seed"] = seed
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_table(summary)
+    return 0

@@ -1,0 +1,280 @@
+"""The deterministic schedule of a tournament: which bots meet, in which seats, on which deals.
+
+The grain is the *table*: one :class:`~.records.MatchSpec` per group of bots and repeat. A table
+of ``k`` bots plays ``k * games_per_table`` games, the seats rotating from game to game so that
+every bot sits in every seat equally often. With ``deals: independent`` (the default) every game
+of the tournament has a deal of its own. With ``deals: duplicate`` the table plays its
+``games_per_table`` deals once in each of the ``k`` rotations (duplicate play), rotation after
+rotation, and the match gives every bot a fresh process before a deal its process has already
+seen (see ``match``): one process per bot and rotation. No two tables share a deal, so no bot
+process ever sees a deal twice.
+
+Everything follows from the bots' names and the tournament secret, not from the order in which
+the configuration lists the bots: tables are combinations of the names in sorted order, and each
+deal is ``derive_seed(secret, ...)`` of the table's names. Round-robin: every combination of
+``k`` bots, for each table size. Gauntlet: every candidate against every combination of
+``k - 1`` bots of the field (the non-candidates).
+
+Every match and every game has a canonical index: its place in the schedule. Ratings are applied
+in that order, whatever order the games finish in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+
+import attrs
+from ohseven.referee.plan.config import DEAL_MODES, TourneyConfig
+from ohseven.referee.records import BotSpec, MatchSpec
+from ohseven.referee.secret import derive_seed
+
+__all__ = [
+    "ScheduledMatch",
+    "build_schedule",
+    "iter_schedule",
+    "draw_wave",
+    "league_match",
+    "derive_seed",
+    "schedule_size",
+    "DEAL_MODES",
+]
+
+
+@attrs.frozen
+class ScheduledMatch:
+    """A match of the schedule: its index, the canonical index of its first game, its spec."""
+
+    index: int
+    first_game: int
+    spec: MatchSpec
+
+    @property
+    def games(self) -> int:
+        return len(self.spec.seeds)
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return tuple(bot.name for bot in self.spec.bots)
+
+
+def _tables(config: TourneyConfig, size: int) -> Iterator[tuple[str, ...]]:
+    """The tables of ``size`` bots, each as its bots' names in sorted order."""
+    names = sorted(config.bot_names)
+    if config.schedule.type == "gauntlet":
+        candidates = sorted(config.schedule.candidates)
+        field = [name for name in names if name not in candidates]
+        for candidate in candidates:
+            for others in itertools.combinations(field, size - 1):
+                yield tuple(sorted((candidate, *others)))
+    else:
+        yield from itertools.combinations(names, size)
+
+
+def _games(
+    secret: bytes, deals: str, key: str, size: int, per_table: int
+) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """(seatings, seeds) of a table's games. Independent: a deal per game, the seats rotating
+    from game to game. Duplicate: the table's deals once per rotation, rotation by rotation, so
+    that each rotation's fresh processes see every deal once."""
+    rotations = [tuple((seat + r) % size for seat in range(size)) for r in range(size)]
+    if deals == "duplicate":
+        seeds = [derive_seed(secret, "deal", key, deal) for deal in range(per_table)]
+        return (
+            tuple(rotation for rotation in rotations for _ in range(per_table)),
+            tuple(seeds * size),
+        )
+    games = per_table * size
+    return (
+        tuple(rotations[game % size] for game in range(games)),
+        tuple(derive_seed(secret, "game", key, game) for game in range(games)),
+    )
+
+
+def _positions(
+    config: TourneyConfig, repeats: Iterable[int] | None = None
+) -> Iterator[tuple[int, int, int, tuple[str, ...]]]:
+    """(match index, first game, repeat, table) of every match in canonical order, cheaply (no
+    deal is derived): what a resumed run skips through. ``repeats``: only those (ascending)."""
+    per_table = config.schedule.games_per_table
+    matches, total = schedule_size(config)
+    every = range(config.schedule.repeats)
+    for repeat in every if repeats is None else repeats:
+        index = repeat * (matches // config.schedule.repeats)
+        first_game = repeat * (total // config.schedule.repeats)
+        for size in config.table_sizes:
+            games = size * per_table
+            for table in _tables(config, size):
+                yield index, first_game, repeat, table
+                index += 1
+                first_game += games
+
+
+def _match(
+    config: TourneyConfig,
+    by_name: Mapping[str, BotSpec],
+    secret: bytes,
+    index: int,
+    first_game: int,
+    key: str,
+    table: Sequence[str],
+) -> ScheduledMatch:
+    size = len(table)
+    per_table = config.schedule.games_per_table
+    seatings, seeds = _games(secret, config.schedule.deals, key, size, per_table)
+    spec = MatchSpec(
+        match_id=f"m{index:05d}",
+        rules=config.rules,
+        bots=tuple(by_name[name] for name in table),
+        seatings=seatings,
+        seeds=seeds,
+        time_control=config.time_control,
+        fallback_seed=derive_seed(secret, "fallback", key),
+    )
+    return ScheduledMatch(index, first_game, spec)
+
+
+def iter_schedule(
+    config: TourneyConfig,
+    secret: bytes,
+    skip: Container[int] = frozenset(),
+    *,
+    repeats: Iterable[int] | None = None,
+    leave_out: Container[str] = frozenset(),
+) -> Iterator[ScheduledMatch]:
+    """The matches of a round-robin or gauntlet in canonical order (repeat, table size, table),
+    one at a time, leaving out the indices in ``skip``; deals derived from ``secret``.
+    ``repeats``: only those repeats (ascending); ``leave_out``: not the tables of these bots (a
+    gauntlet's stopped candidates). Indices stay those of the whole schedule."""
+    if config.schedule.type == "league":
+        raise ValueError("a league is drawn wave by wave: see draw_wave")
+    by_name = {bot.name: bot.spec for bot in config.bots}
+    for index, first_game, repeat, table in _positions(config, repeats):
+        if index in skip or any(name in leave_out for name in table):
+            continue
+        key = json.dumps([repeat, list(table)], separators=(",", ":"))
+        yield _match(config, by_name, secret, index, first_game, key, table)
+
+
+def build_schedule(config: TourneyConfig, secret: bytes) -> tuple[ScheduledMatch, ...]:
+    """Every match of a round-robin or gauntlet, in canonical order (see :func:`iter_schedule`;
+    this holds them all in memory: for small schedules and tests)."""
+    return tuple(iter_schedule(config, secret))
+
+
+def schedule_size(config: TourneyConfig) -> tuple[int, int]:
+    """(matches, games) of the tournament, counted without building it (deals do not change
+    its size). A league's games are its budget and its matches are drawn as it goes: (0, games)."""
+    sched = config.schedule
+    if sched.type == "league":
+        return 0, sched.games
+    names = len(config.bots)
+    candidates = len(set(sched.candidates))
+    matches = games = 0
+    for size in config.table_sizes:
+        if sched.type == "gauntlet":
+            tables = candidates * math.comb(names - candidates, size - 1)
+        else:
+            tables = math.comb(names, size)
+        matches += tables
+        games += tables * size * sched.games_per_table
+    return matches * sched.repeats, games * sched.repeats
+
+
+# --------------------------------------------------------------------------- leagues
+
+
+def league_match(
+    config: TourneyConfig,
+    secret: bytes,
+    index: int,
+    first_game: int,
+    wave: int,
+    table_no: int,
+    table: Sequence[str],
+) -> ScheduledMatch:
+    """Match ``index`` of a league: table ``table_no`` of wave ``wave`` (its bots' names in
+    sorted order); its deals derived from the secret, the wave and the table."""
+    key = json.dumps(["league", wave, table_no, list(table)], separators=(",", ":"))
+    by_name = {bot.name: bot.spec for bot in config.bots}
+    return _match(config, by_name, secret, index, first_game, key, table)
+
+
+def _sizes(rng: random.Random, sizes: Sequence[int], players: int) -> list[int]:
+    """Table sizes for a wave of ``players`` bots, drawn uniformly among the configured sizes
+    that leave a seatable rest (the bots left over sit the wave out)."""
+    low = min(sizes)
+    chosen: list[int] = []
+    rest = players
+    while rest >= low:
+        fits = [size for size in sizes if size == rest or low <= rest - size]
+        fits = fits or [size for size in sizes if size <= rest]
+        size = rng.choice(fits)
+        chosen.append(size)
+        rest -= size
+    return chosen
+
+
+def draw_wave(
+    config: TourneyConfig,
+    secret: bytes,
+    wave: int,
+    active: Sequence[str],
+    ratings: Mapping[str, tuple[float, float]],
+    played: Mapping[str, int],
+    budget: int,
+) -> list[tuple[str, ...]]:
+    """The tables of wave ``wave`` of a league, each as its bots' names in sorted order.
+
+    Every active bot gets at most one table. The bots with the fewest games (then the highest
+    sigma) are seated first and at the largest tables, so the games per bot stay level; the
+    bots left over when the sizes do not add up sit this wave out. Within the bots of one
+    table size, each bot draws a performance from its rating, ``mu`` plus a normal deviate of
+    variance ``sigma**2 + BETA**2`` (a few draw from anywhere in the field instead:
+    ``EXPLORE``), the bots are sorted by it and consecutive bots share a table. So bots whose
+    order is still uncertain (close ``mu``, or a high ``sigma``) sit together most often, a
+    new bot's high sigma takes it across the whole field, and the spread of opponents stays
+    wide. ``budget``: the games left; tables that would pass it are left out. Deterministic:
+    the RNG is seeded from the secret and the wave number, and only the names (sorted)
+    matter, not their order in ``active``.
+    """
+    names = sorted(set(active))
+    rng = random.Random(derive_seed(secret, "wave", wave))
+    per_table = config.schedule.games_per_table
+    if len(names) < min(config.table_sizes):
+        return []
+    tiebreak = {name: rng.random() for name in names}
+    order = sorted(names, key=lambda n: (played.get(n, 0), -ratings[n][1], tiebreak[n]))
+    sizes: list[int] = []
+    for size in sorted(_sizes(rng, config.table_sizes, len(names)), reverse=True):
+        if size * per_table <= budget:
+            sizes.append(size)
+            budget -= size * per_table
+    low = min(ratings[name][0] for name in names)
+    high = max(ratings[name][0] for name in names)
+    tables: list[tuple[str, ...]] = []
+    seated = 0
+    for size in sorted(set(sizes), reverse=True):
+        count = sizes.count(size)
+        group = order[seated : seated + count * size]
+        seated += count * size
+        drawn = {}
+        for name in group:
+            mu, sigma = ratings[name]
+            if rng.random() < EXPLORE:
+                drawn[name] = rng.uniform(low, high)
+            else:
+                drawn[name] = rng.gauss(mu, math.sqrt(sigma**2 + BETA**2))
+        line = sorted(group, key=lambda name: (drawn[name], name))
+        for first in range(0, len(line), size):
+            tables.append(tuple(sorted(line[first : first + size])))
+    return tables
+
+
+#: TrueSkill's default performance deviation (mu 25, sigma 25/3, beta 25/6)
+BETA = 25 / 6
+#: the share of bots that draw their place in a wave uniformly across the field
+EXPLORE = 0.1

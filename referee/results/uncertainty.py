@@ -1,0 +1,175 @@
+"""How sure a leaderboard is: intervals of points per game, superiority, tiers, games needed.
+
+- :func:`points_intervals`: a 95% confidence interval of each bot's points per game, from an
+  analytic cluster-robust standard error of the ratio points / games. The unit of resampling
+  is the deal: the games of one table with the same seed (with ``schedule.deals: duplicate``
+  a table's deal is replayed in every rotation, so those games are dependent; with independent
+  deals every game is its own unit). Deterministic: no random numbers.
+- :func:`superiority`: the likelihood of superiority of every pair from the rating posterior,
+  P(skill_a > skill_b) = Phi((mu_a - mu_b) / sqrt(sigma_a^2 + sigma_b^2)).
+- :func:`superiority_next`: the same for adjacent bots of a ranking only.
+- :func:`tiers`: bots in ranking order, adjacent bots whose order is not settled (LOS below
+  the threshold) share a tier.
+- :func:`games_to_separate`: a rough count of more games after which an adjacent pair would be
+  settled, if the gap in mu stays what it is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from ohseven.referee.records import GameRecord
+
+__all__ = [
+    "CONFIDENCE",
+    "SETTLED",
+    "games_to_separate",
+    "points_intervals",
+    "superiority",
+    "superiority_next",
+    "tiers",
+]
+
+#: the confidence of the points-per-game intervals
+CONFIDENCE = 0.95
+#: the likelihood of superiority from which an adjacent pair's order counts as settled
+SETTLED = 0.95
+
+
+def points_intervals(
+    records: Iterable[GameRecord], bots: Iterable[str], confidence: float = CONFIDENCE
+) -> dict[str, tuple[float, float] | None]:
+    """Each bot's ``confidence`` interval of its points per game (None below two deals).
+
+    The estimate is the ratio R = sum of points / games over the bot's deals c (P_c points in
+    G_c games); its cluster-robust variance is n / (n - 1) * sum (P_c - R G_c)^2 / (sum G_c)^2
+    for n deals, and the interval R -/+ t(n - 1) * SE uses Student's t with n - 1 degrees of
+    freedom.
+    """
+    units: dict[str, dict[tuple[str, int], list[int]]] = {name: {} for name in bots}
+    for record in sorted(records, key=lambda r: (r.match_id, r.game_index)):
+        for seat, name in enumerate(record.seats):
+            unit = units.setdefault(name, {}).setdefault((record.match_id, record.seed), [0, 0])
+            unit[0] += record.totals[seat]
+            unit[1] += 1
+    intervals: dict[str, tuple[float, float] | None] = {}
+    for name, deals in units.items():
+        n = len(deals)
+        if n < 2:
+            intervals[name] = None
+            continue
+        values = [deals[key] for key in sorted(deals)]
+        points = sum(p for p, _ in values)
+        games = sum(g for _, g in values)
+        ratio = points / games
+        spread = sum((p - ratio * g) ** 2 for p, g in values)
+        se = math.sqrt(n / (n - 1) * spread) / games
+        from scipy.special import stdtrit
+
+        half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * se  # Student's t quantile
+        intervals[name] = (ratio - half, ratio + half)
+    return intervals
+
+
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def superiority(
+    ratings: Mapping[str, tuple[float, float]], order: Sequence[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """P(skill_a > skill_b) for every ordered pair of different bots (a -> b -> p).
+
+    For each pair the probability of the bot earlier in ``order`` (default: the mapping's
+    order) is computed and the other is one minus it, so the two always sum to 1.
+    """
+    names = list(order if order is not None else ratings)
+    table: dict[str, dict[str, float]] = {name: {} for name in names}
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            (mu_a, sigma_a), (mu_b, sigma_b) = ratings[a], ratings[b]
+            spread = math.hypot(sigma_a, sigma_b)
+            if spread > 0:
+                p = _phi((mu_a - mu_b) / spread)
+            else:
+                p = 1.0 if mu_a > mu_b else 0.0 if mu_a < mu_b else 0.5
+            table[a][b] = p
+            table[b][a] = 1.0 - p
+    return table
+
+
+def superiority_next(
+    ratings: Mapping[str, tuple[float, float]], order: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """:func:`superiority` of the adjacent pairs of ``order`` only (the same values): what
+    :func:`tiers` and a ranking's "better than the next" need, in linear time."""
+    table: dict[str, dict[str, float]] = {name: {} for name in order}
+    for a, b in itertools.pairwise(order):
+        pair = superiority({a: ratings[a], b: ratings[b]}, (a, b))
+        table[a][b] = pair[a][b]
+        table[b][a] = pair[b][a]
+    return table
+
+
+def tiers(
+    order: Sequence[str], los: Mapping[str, Mapping[str, float]], settled: float = SETTLED
+) -> list[int]:
+    """The tier (1 = best) of each bot of ``order``: a new tier starts below a bot only when
+    it is better than the next with a likelihood of at least ``settled``."""
+    result: list[int] = []
+    tier = 1
+    for position, name in enumerate(order):
+        if position and los[order[position - 1]][name] >= settled:
+            tier += 1
+        result.append(tier)
+    return result
+
+
+def games_to_separate(
+    upper: tuple[float, float, int],
+    lower: tuple[float, float, int],
+    prior_sigma: float,
+    settled: float = SETTLED,
+) -> int | None:
+    """More games each of two bots (mu, sigma, games) would play until P(upper > lower)
+    reaches ``settled``, if the gap in mu stays and each bot's precision beyond the prior grows
+    in proportion to its games; 0 when already settled, None when it never would be (upper's
+    mu not above lower's, or a bot without games)."""
+    (mu_a, sigma_a, games_a), (mu_b, sigma_b, games_b) = upper, lower
+    gap = mu_a - mu_b
+    if gap <= 0 or games_a == 0 or games_b == 0:
+        return None
+    z = math.sqrt(2.0) * _erfinv(2.0 * settled - 1.0)
+    target = (gap / z) ** 2  # the combined variance that settles the pair
+    if sigma_a**2 + sigma_b**2 <= target:
+        return 0
+    prior = 1.0 / prior_sigma**2
+    rate_a = max(1.0 / sigma_a**2 - prior, 0.0) / games_a  # precision per game
+    rate_b = max(1.0 / sigma_b**2 - prior, 0.0) / games_b
+    if rate_a == 0 or rate_b == 0:
+        return None
+
+    def variance(extra: float) -> float:
+        a = prior + rate_a * (games_a + extra)
+        return 1.0 / a + 1.0 / (prior + rate_b * (games_b + extra))
+
+    low, high = 0.0, 1.0
+    while variance(high) > target:
+        high *= 2.0
+        if high > 1e12:
+            return None
+    for _ in range(100):
+        middle = (low + high) / 2
+        if variance(middle) > target:
+            low = middle
+        else:
+            high = middle
+    return math.ceil(high)
+
+
+def _erfinv(y: float) -> float:
+    from scipy.special import erfinv
+
+    return float(erfinv(y))

@@ -1,0 +1,185 @@
+"""Where a tournament's matches come from, in canonical order, as the pool has room: a schedule
+iterated (round-robin, gauntlet), a gauntlet repeat by repeat under its stopping rule, a league
+wave by wave (drawn from :func:`matchmaking_ratings`)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.schedule import ScheduledMatch, draw_wave, iter_schedule, league_match
+from ohseven.referee.results.board import Leaderboard
+from ohseven.referee.results.store import Store
+
+__all__ = ["Feed", "LeagueFeed", "ScheduleFeed", "StoppingFeed", "matchmaking_ratings"]
+
+
+class Feed:
+    """Where the matches to play come from, in canonical order, as the pool has room."""
+
+    done = False
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        """Up to ``room`` matches to play next; ``idle``: no match is being played."""
+        raise NotImplementedError
+
+
+class ScheduleFeed(Feed):
+    """A round-robin or gauntlet, iterated: the matches not done, never all in memory."""
+
+    def __init__(self, config: TourneyConfig, secret: bytes, store: Store) -> None:
+        self.iterator: Iterator[ScheduledMatch] = iter_schedule(
+            config, secret, store.done_matches()
+        )
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        matches = list(itertools.islice(self.iterator, room))
+        self.done = len(matches) < room
+        return matches
+
+
+class StoppingFeed(Feed):
+    """A gauntlet with a stopping rule (see ``stopping``), repeat by repeat: repeat ``r + 1``
+    starts once every match of the earlier repeats is done, without the candidates that the
+    games of those repeats decided. The same games whatever the workers and interruptions."""
+
+    def __init__(
+        self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
+    ) -> None:
+        self.config, self.secret, self.store, self.board = config, secret, store, board
+        assert board.stopping is not None, "a stopping feed needs the gauntlet's stopping rule"
+        self.plan = board.stopping
+        self.skip = store.done_matches()
+        self.wave = 0
+        self.iterator: Iterator[ScheduledMatch] = iter_schedule(
+            config, secret, self.skip, repeats=(0,)
+        )
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        matches = list(itertools.islice(self.iterator, room))
+        while not matches and idle and not self.done:
+            if self.wave + 1 >= self.plan.waves or self.store.failures():
+                self.done = True  # (a failed match holds the next repeat back until a rerun)
+                break
+            self.wave += 1
+            decided = {
+                name for name, verdict in self.board.verdicts(self.wave).items() if verdict.decided
+            }
+            self.totals()
+            self.iterator = iter_schedule(
+                self.config, self.secret, self.skip, repeats=(self.wave,), leave_out=decided
+            )
+            matches = list(itertools.islice(self.iterator, room))
+        return matches
+
+    def totals(self) -> None:
+        """The games and matches the gauntlet will hold, given the candidates decided so far."""
+        board, plan = self.board, self.plan
+        waves = [verdict.waves_played(plan) for verdict in board.verdicts().values()]
+        board.total_games = plan.candidate_games * sum(waves)
+        board.matches_total = plan.candidate_matches * sum(waves)
+        self.store.set_meta(
+            {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+        )
+
+
+def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
+    """(mu, sigma) of every bot after every stored game, for drawing a league's next wave (the
+    board holds every earlier wave's games then, and nothing later): the order-free TrueSkill
+    estimate the leaderboard ranks by (``ratings.order_free``), a function of the set of games
+    (computed from them sorted by content), so the same whatever order they finished in."""
+    from ohseven.referee.results.ratings import order_free
+
+    config = board.config
+    if not board.games:  # every bot at the prior (and NumPy left unimported at the start)
+        return {name: (r.mu, r.sigma) for name, r in board.prefix.ratings.items()}
+    return order_free(
+        board.games.values(),
+        board.names,
+        game=config.game,
+        draw_probability=config.ratings.draw_probability,
+        fault_ranks_last=config.ratings.fault_ranks_last,
+    )
+
+
+class LeagueFeed(Feed):
+    """A league's waves: the rest of the stored wave, then each next wave drawn (see
+    ``schedule.draw_wave``) once every match of the previous one is done."""
+
+    def __init__(
+        self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
+    ) -> None:
+        self.config, self.secret, self.store, self.board = config, secret, store, board
+        self.queue: list[ScheduledMatch] = []
+        last = store.last_wave() or (-1, 0, 0)
+        self.wave = last[0] + 1
+        present = set(config.bot_names)
+        rows = [] if last[0] < 0 else store.match_rows(last[1], last[1] + last[2] - 1)
+        for row in rows:
+            if row["status"] in ("done", "withdrawn"):
+                continue
+            if not present.issuperset(row["bots"]):  # a bot left before the match was played
+                store.withdraw_match(row["index"])
+                continue
+            self.queue.append(
+                league_match(
+                    config,
+                    secret,
+                    row["index"],
+                    row["first_game"],
+                    last[0],
+                    row["index"] - last[1],
+                    row["bots"],
+                )
+            )
+        self._totals()
+
+    def _totals(self) -> None:
+        rows = [row for row in self.store.match_rows() if row["status"] != "withdrawn"]
+        self.scheduled = sum(row["games"] for row in rows)
+        self.board.matches_total = len(rows)
+        self.board.total_games = self.scheduled if self.done else self.config.schedule.games
+
+    def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
+        if not self.queue and idle and not self.done:
+            self._draw()
+        matches, self.queue = self.queue[:room], self.queue[room:]
+        return matches
+
+    def _draw(self) -> None:
+        if self.store.failures():  # the next wave waits for a rerun to play the failed match
+            self.done = True
+            return
+        config, board = self.config, self.board
+        ratings = matchmaking_ratings(board)
+        played = {name: count for name, count in board.ratings().games.items()}
+        tables = draw_wave(
+            config,
+            self.secret,
+            self.wave,
+            config.bot_names,
+            ratings,
+            played,
+            config.schedule.games - self.scheduled,
+        )
+        if not tables:  # the budget is spent: the league is complete
+            self.done = True
+            self._totals()
+            return
+        index, first_game = self.store.next_match_index()
+        for table_no, table in enumerate(tables):
+            match = league_match(config, self.secret, index, first_game, self.wave, table_no, table)
+            self.queue.append(match)
+            index += 1
+            first_game += match.games
+        self.store.add_wave(
+            self.wave,
+            config.bot_names,
+            [(m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in self.queue],
+        )
+        self.wave += 1
+        self._totals()
+        self.store.set_meta(
+            {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+        )

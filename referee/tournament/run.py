@@ -1,0 +1,470 @@
+"""Run (or resume) a tournament: the run loop behind ``ohseven-referee tourney`` (``tourney_cli``).
+
+:func:`run_tournament` validates the output directory, stages the bots, opens the database and
+plays what it does not hold as finished: matches drawn from a feed (``feeds``), played by a pool
+(``pool.LocalPool``, or ``cluster.ClusterPool`` on a Dask cluster), each game written to the
+database as it arrives and added to the running leaderboard (``board``), shown on the terminal
+(``display``). The parent alone writes the database; ratings come from the stored games in
+canonical order, so a run killed at any moment and resumed ends as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import queue
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from ohseven.referee.files import write_json_atomic
+from ohseven.referee.plan import stopping
+from ohseven.referee.plan.config import TourneyConfig, changed_keys
+from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
+from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
+from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
+from ohseven.referee.results.display import Display
+from ohseven.referee.results.store import DB_NAME, Store, StoreError
+from ohseven.referee.secret import (
+    SECRET_NAME,
+    SecretError,
+    create_secret,
+    fingerprint,
+    load_secret,
+    secret_from_seed,
+)
+from ohseven.referee.tournament.errors import TourneyError
+from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
+from ohseven.referee.tournament.pool import LocalPool, Pool, Runner
+
+__all__ = [
+    "run_tournament",
+    "sandbox_config",
+    "tournament_secret",
+    "STAGING_NAME",
+    "TourneyError",
+    "TourneyOutcome",
+]
+
+#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
+STAGING_NAME = ".bots"
+
+
+@attrs.frozen
+class TourneyOutcome:
+    matches: int
+    games: int
+    played_games: int  # games played by this run
+    complete: bool
+    interrupted: bool
+    leaderboard: dict
+    seconds: float
+    failed: tuple[tuple[str, str], ...] = ()  # (match id, reason) of each failed match
+
+
+def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
+    from ohseven.referee.play.match import play_match
+
+    return play_match(spec, **kwargs)
+
+
+def sandbox_config(config: TourneyConfig) -> Any:
+    """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
+    from ohseven.referee.sandbox.process import Limits, SandboxConfig
+
+    limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
+    return SandboxConfig(
+        mode=config.sandbox.mode,
+        limits=limits,
+        ponder=config.sandbox.ponder,
+        extra_paths=config.sandbox.extra_paths,
+    )
+
+
+@contextlib.contextmanager
+def _lock(directory: Path):
+    directory.mkdir(parents=True, exist_ok=True)
+    handle = open(directory / ".lock", "w")  # noqa: SIM115 - held for the whole run
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TourneyError(
+                f"{directory} is in use by another running referee; wait for it or stop it"
+            ) from None
+        yield
+    finally:
+        handle.close()
+
+
+def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
+    """The configuration with its bots running from copies under ``output/.bots`` (see
+    ``staging``); the copies must hold what the configuration's digest was computed from."""
+    from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage
+
+    try:
+        bots = stage(
+            [bot.spec for bot in config.bots],
+            str(output / STAGING_NAME),
+            private=referee_paths(str(output), config.source),
+            expected=dict(config.bot_digests),
+            keep=True,
+        )
+    except StagingError as error:
+        raise TourneyError(str(error)) from None
+    entries = tuple(attrs.evolve(e, spec=b) for e, b in zip(config.bots, bots, strict=True))
+    return attrs.evolve(config, bots=entries)
+
+
+def _remove_store(directory: Path) -> None:
+    """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
+    replay and replay data (a new tournament in the same folder must not show the old games)."""
+    from ohseven.referee.site.publish import REPLAY_DATA
+
+    names = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SECRET_NAME, LEADERBOARD_NAME)
+    for name in (*names, "leaderboard.csv", "leaderboard.md"):
+        (directory / name).unlink(missing_ok=True)
+    for folder in ("replays", REPLAY_DATA):
+        shutil.rmtree(directory / folder, ignore_errors=True)
+
+
+def tournament_secret(config: TourneyConfig, output: Path) -> bytes:
+    """The secret the tournament's deals come from: the organiser's ``seed``, else the random
+    secret kept in ``output`` (drawn with the database; a database without it cannot resume)."""
+    if config.seed is not None:
+        return secret_from_seed(config.seed)
+    try:
+        secret = load_secret(output)
+        if secret is not None:
+            return secret
+        if (output / DB_NAME).exists():
+            raise TourneyError(
+                f"{output / DB_NAME} exists but its secret {output / SECRET_NAME} is missing: "
+                "the remaining games cannot be dealt as they would have been (restore the file, "
+                "or start over with --fresh)"
+            )
+        return create_secret(output)
+    except SecretError as error:
+        raise TourneyError(str(error)) from None
+
+
+def run_tournament(
+    config: TourneyConfig,
+    *,
+    workers: int | None = None,
+    fresh: bool = False,
+    quiet: bool = True,
+    runner: Runner | None = None,
+    sandbox: Any = None,
+    board_interval: float = 0.5,
+    cluster: str | None = None,
+) -> TourneyOutcome:
+    """Play (or resume) the tournament; returns when every match is done or on Ctrl-C.
+
+    ``runner`` plays one match (default: ``match.play_match``); ``sandbox`` overrides the
+    sandbox built from the configuration; ``cluster`` (default: the configuration's) is the
+    address of a Dask scheduler that plays the matches instead of local workers. Raises
+    :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
+    be used.
+    """
+    from ohseven.referee.play.match import raise_fd_limit
+
+    raise_fd_limit()  # the workers inherit it
+    started = time.monotonic()
+    output = Path(config.output)
+    workers = max(1, workers or config.workers)
+    league = config.schedule.type == "league"
+    with _lock(output):
+        config = _staged(config, output)
+        if fresh:
+            _remove_store(output)
+        secret = tournament_secret(config, output)
+        matches_total, total_games = schedule_size(config)
+        with Store.open(output) as store:
+            store.setup(
+                digest=config.digest,
+                config=config.document,
+                secret_fingerprint=fingerprint(secret),
+                accept=(lambda meta: _accept_league(config, store, meta)) if league else None,
+            )
+            if league:  # bots join and leave: the stored document and bots follow the file
+                known = json.loads(store.meta().get("bot_fingerprints") or "{}")
+                store.set_meta(
+                    {
+                        "config": json.dumps(config.document, sort_keys=True, default=str),
+                        "bot_fingerprints": json.dumps(
+                            {**known, **dict(config.bot_fingerprints)}, sort_keys=True
+                        ),
+                    }
+                )
+            board = Leaderboard(
+                config, total_games, matches_total, secret, sorted(store.bot_names())
+            )
+            feed: Feed = (  # a league's feed withdraws the matches of bots that left
+                LeagueFeed(config, secret, store, board)
+                if league
+                else ScheduleFeed(config, secret, store)
+                if board.stopping is None
+                else StoppingFeed(config, secret, store, board)
+            )
+            if board.stopping is not None:  # what publish needs to show the verdicts
+                store.set_meta({stopping.META_KEY: board.stopping.to_json()})
+            for index in store.unfinished_matches():  # cut short: played again from the start
+                store.start_match(index)
+            board.matches_done = sum(
+                1 for status in store.match_status().values() if status == "done"
+            )
+            for stored in store.games():
+                board.add(stored.canonical_index, stored.record)
+            if isinstance(feed, StoppingFeed):
+                feed.totals()
+            capacity = 4 * workers if (cluster or config.cluster) is None else 512
+            first = feed.take(capacity, idle=True)
+            store.set_meta(
+                {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+            )
+            write_json_atomic(output / LEADERBOARD_NAME, board.document())
+            if not first:
+                publish_site(output, _warn)
+                return _outcome(store, board, 0, False, started)
+            if sandbox is None and runner is None:
+                sandbox = sandbox_config(config)
+            replay_dir = str(output / "replays") if config.replays else None
+            if replay_dir is not None:  # the raw replays name their seeds: private
+                Path(replay_dir).mkdir(parents=True, exist_ok=True)
+                os.chmod(replay_dir, 0o700)
+            played, interrupted = _play(
+                config,
+                store,
+                board,
+                feed,
+                first,
+                workers=workers,
+                capacity=capacity,
+                runner=runner or _default_runner,
+                sandbox=sandbox,
+                replay_dir=replay_dir,
+                quiet=quiet,
+                board_interval=board_interval,
+                cluster=cluster or config.cluster,
+            )
+            document = board.document()
+            write_json_atomic(output / LEADERBOARD_NAME, document)
+            publish_site(output, _warn)
+            return _outcome(store, board, played, interrupted, started, document)
+
+
+def _outcome(
+    store: Store,
+    board: Leaderboard,
+    played: int,
+    interrupted: bool,
+    started: float,
+    document: dict | None = None,
+) -> TourneyOutcome:
+    document = document or board.document()
+    ids = {row["index"]: row["match_id"] for row in store.match_rows()} if store.failures() else {}
+    return TourneyOutcome(
+        board.matches_total,
+        board.total_games,
+        played,
+        document["complete"],
+        interrupted,
+        document,
+        time.monotonic() - started,
+        tuple((ids[index], reason) for index, reason in store.failures().items()),
+    )
+
+
+def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str]) -> None:
+    """Refuse to carry on a league whose past games the configuration would change: name each
+    key that changed, and each bot that changed under the same name."""
+    try:
+        before = json.loads(meta.get("config") or "{}")
+    except json.JSONDecodeError:
+        return  # the digest check refuses it
+    changes = changed_keys(before, config.document)
+    if changes:
+        listed = "; ".join(
+            f"key `{key}` was {json.dumps(old)}, now {json.dumps(new)}" for key, old, new in changes
+        )
+        raise StoreError(
+            f"{store.path} holds this league started with other settings: {listed}. During a "
+            "league only `bots` and `schedule.games` may change (restore the key, or start over)"
+        )
+    known = json.loads(meta.get("bot_fingerprints") or "{}")
+    for position, (name, print_) in enumerate(config.bot_fingerprints):
+        if name in known and known[name] != print_:
+            raise StoreError(
+                f"{config.source}: key `bots[{position}]` ({name}): this bot's program or entry "
+                "changed since it played in this league; give the new version a new name (the "
+                "old one may stay or leave)"
+            )
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def publish_site(output: Path, warn: Callable[[str], None]) -> None:
+    """Rebuild the static site and leaderboard files; a failure is a warning, not the end."""
+    from ohseven.referee.site.publish import publish
+
+    try:
+        publish(output)
+    except Exception as error:  # noqa: BLE001 - the tournament must go on
+        warn(f"warning: could not publish the site: {type(error).__name__}: {error}")
+
+
+def _play(
+    config: TourneyConfig,
+    store: Store,
+    board: Leaderboard,
+    feed: Feed,
+    first: Sequence[ScheduledMatch],
+    *,
+    workers: int,
+    capacity: int,
+    runner: Runner,
+    sandbox: Any,
+    replay_dir: str | None,
+    quiet: bool,
+    board_interval: float,
+    site_interval: float = 30.0,
+    cluster: str | None = None,
+) -> tuple[int, bool]:
+    by_index: dict[int, ScheduledMatch] = {}
+    outstanding: set[int] = set()
+    written: dict[int, set[int]] = {}
+    played = 0
+    output = Path(config.output)
+    if cluster is None:
+        pool: Pool = LocalPool(workers)
+    else:
+        from ohseven.referee.tournament.cluster import ClusterPool
+
+        bots = [bot.spec for bot in config.bots]
+        pool = ClusterPool(cluster, bots=bots, bot_mode=config.cluster_bots)
+
+    def submit(matches: Sequence[ScheduledMatch]) -> None:
+        """Record the matches as scheduled, clear what an interrupted run left of them (a match
+        cut short is played again from its start), and queue them."""
+        store.add_matches(
+            (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in matches
+        )
+        for match in matches:
+            store.start_match(match.index)
+            by_index[match.index] = match
+            written[match.index] = set()
+            outstanding.add(match.index)
+            pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
+
+    def refill() -> None:
+        while not feed.done and len(outstanding) < capacity:
+            more = feed.take(capacity - len(outstanding), idle=not outstanding)
+            if not more:
+                break
+            submit(more)
+            display.total(board.total_games)
+
+    last_board = board_cost = site_cost = 0.0
+    last_site = time.monotonic()
+    display = Display(config, board.total_games, len(board.games), quiet)
+    closed = False
+
+    def write(index: int, record: GameRecord) -> None:
+        nonlocal played
+        if index not in written or record.game_index in written[index]:
+            return
+        canonical = by_index[index].first_game + record.game_index
+        store.add_game(canonical, index, record)
+        written[index].add(record.game_index)
+        board.add(canonical, record)
+        played += 1
+        display.advance(1)
+
+    def lost(index: int, reason: str) -> None:
+        """The match's worker died: it is recorded failed (a rerun retries it), its games
+        so far are discarded, and the tournament goes on."""
+        nonlocal played
+        store.fail_match(index, reason)
+        outstanding.discard(index)
+        for game in written[index]:
+            board.discard(by_index[index].first_game + game)
+        played -= len(written[index])
+        written[index] = set()
+        display.message(f"match {by_index[index].spec.match_id} failed: {reason}")
+
+    try:
+        submit(first)
+        with display:
+            while outstanding:
+                try:
+                    kind, index, payload = pool.results.get(timeout=0.25)
+                except queue.Empty:
+                    for index, reason in pool.reap():
+                        if index in outstanding:
+                            lost(index, reason)
+                    if pool.alive() < min(workers, len(outstanding)):
+                        raise TourneyError(
+                            "a worker process died unexpectedly; rerun the same command to resume"
+                        ) from None
+                    continue
+                if index not in outstanding:  # a match already failed: its worker died
+                    continue
+                if kind == "game":
+                    write(index, payload)
+                elif kind == "done":
+                    games, logs = payload
+                    for record in games:
+                        write(index, record)
+                    store.finish_match(index, logs)
+                    board.matches_done += 1
+                    outstanding.discard(index)
+                    del by_index[index], written[index]
+                elif kind == "failed":  # on a cluster: the match kept killing its workers
+                    store.fail_match(index, payload)
+                    outstanding.discard(index)
+                    display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                    del by_index[index], written[index]
+                elif kind == "nospace":
+                    raise OSError(errno.ENOSPC, payload)
+                elif kind == "error":
+                    match = by_index[index]
+                    raise TourneyError(
+                        f"match {match.spec.match_id} ({', '.join(match.bot_names)}) failed:\n"
+                        f"{payload}"
+                    )
+                refill()
+                if feed.done and not closed:
+                    pool.close_input()
+                    closed = True
+                now = time.monotonic()
+                # the board costs O(games): never spend more than a tenth of the time on it
+                if now - last_board >= max(board_interval, 10 * board_cost) or not outstanding:
+                    document = board.document()
+                    write_json_atomic(output / LEADERBOARD_NAME, document)
+                    display.board(document)
+                    last_board = time.monotonic()
+                    board_cost = last_board - now
+                if now - last_site >= max(site_interval, 10 * site_cost) and outstanding:
+                    publish_site(output, display.message)
+                    last_site = time.monotonic()
+                    site_cost = last_site - now
+    except KeyboardInterrupt:
+        pool.stop()
+        return played, True
+    except BaseException:
+        pool.stop()
+        raise
+    if not closed:
+        pool.close_input()
+    pool.join()
+    return played, False
