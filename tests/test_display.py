@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ohseven.referee.plan.config import TourneyConfig, demo_config
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.loader import demo_config
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import Leaderboard
 from ohseven.referee.results.display import Display, print_board

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee.plan.config import load_config
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play import match as match_module
 from ohseven.referee.play.match import MAX_CONNECTIONS, play_match, raise_fd_limit
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.results.store import Store
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.tournament.run import run_tournament
 from test_hostile import (
     DROP_AFTER,

@@ -39,7 +39,8 @@ from ohseven.referee.records import (
     TimeControl,
 )
 from ohseven.referee.replay import save_replay, to_replay
-from ohseven.referee.sandbox.process import BotProcess, BotStartError, SandboxConfig
+from ohseven.referee.sandbox.process import BotProcess
+from ohseven.referee.sandbox.settings import BotStartError, SandboxConfig
 from ohseven.referee.stats import game_statistics
 
 __all__ = [
