@@ -219,16 +219,16 @@ ISOLATION_ROWS = (
 
 @contextlib.contextmanager
 def processes_reused() -> Iterator[None]:
-    """The old behaviour, for the baseline only: ``_Referee._renew`` does nothing, so duplicate
+    """The old behaviour, for the baseline only: ``Referee.renew`` does nothing, so duplicate
     deals are played by the same processes in every rotation (workers fork: they inherit it)."""
-    from ohseven.referee.play import match
+    from ohseven.referee.play.referee import Referee
 
-    renew = match._Referee._renew
-    match._Referee._renew = lambda self, seats, seed: None
+    renew = Referee.renew
+    Referee.renew = lambda self, seats, seed: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        match._Referee._renew = renew
+        Referee.renew = renew  # type: ignore[method-assign]
 
 
 def quickstart_run(
