@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.terminal import console, markup
 
 __all__ = ["Display", "print_board"]
 
@@ -28,7 +29,7 @@ class Display:
         self.live = None
         if quiet:
             return
-        from rich.console import Console, Group
+        from rich.console import Group
         from rich.live import Live
         from rich.progress import (
             BarColumn,
@@ -39,9 +40,9 @@ class Display:
             TimeRemainingColumn,
         )
 
-        self.console = Console(stderr=True)
+        self.console = console(stderr=True)
         self.progress = Progress(
-            TextColumn(f"[bold]{config.name}[/] games"),
+            TextColumn(f"[bold]{markup(config.name)}[/] games"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -75,7 +76,7 @@ class Display:
             superiority = bot.get("superiority_next")
             table.add_row(
                 bot.get("place", str(bot["rank"])),
-                bot["name"],
+                markup(bot["name"]),
                 f"{bot['score']:.2f}",
                 f"{bot['mu']:.2f} ± {bot['sigma']:.2f}",
                 "" if superiority is None else f"{100 * superiority:.0f}%",
@@ -110,12 +111,10 @@ class Display:
 
     def message(self, text: str) -> None:
         if self.live is not None:
-            self.console.print(text)
+            self.console.print(markup(text, lines=True))
 
 
 def print_board(document: dict) -> None:
     """Print the leaderboard ``document`` (``leaderboard.json``) as the live display shows it."""
-    from rich.console import Console
-
     display = Display.__new__(Display)
-    Console().print(display._table(document))
+    console().print(display._table(document))
