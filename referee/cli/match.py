@@ -213,7 +213,8 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.play.match import MatchSpecError, play_match, raise_fd_limit
+    from ohseven.referee.play.descriptors import raise_fd_limit
+    from ohseven.referee.play.match import MatchSpecError, play_match
 
     raise_fd_limit()
 

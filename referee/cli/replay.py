@@ -29,6 +29,10 @@ from typing import Any
 import attrs
 from ohseven.core.rules import Game, RulesError
 from ohseven.core.wire import move_from_wire
+from ohseven.referee.play import connection as wire
+from ohseven.referee.play.contestant import Contestant
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import ReplayError, load_replay, start_game, validate_replay
 from ohseven.referee.sandbox.process import SandboxConfig
@@ -61,7 +65,7 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
     asked: dict[int, int] = {}  # seat -> moves played when its pending request went out
     found = []
     for index, (seat, kind, value) in enumerate(replay["moves"]):
-        # the referee asks a seat as soon as it is to act and owes no answer (``match._loop``)
+        # the referee asks a seat as soon as it is to act and owes no answer (``Table.run``)
         for waiting in game.to_act:
             asked.setdefault(waiting, index)
         trick = sum(game.tricks_won) + 1 if kind == "play" else None
@@ -139,9 +143,6 @@ def ask(
 ) -> Answer:
     """Start ``bot`` as a match does, send it the request of ``decision`` (with every event its
     seat had been sent by then), wait for its answer (bounded), shut it down."""
-    from ohseven.referee.play import connection as wire
-    from ohseven.referee.play.match import DEFAULT_DROP_AFTER_FAULTS, _Referee
-
     game = rebuild(replay, decision)
     seat = decision.seat
     spec = MatchSpec(
@@ -153,33 +154,29 @@ def ask(
         time_control=time_control,
     )
 
-    class Replayer(_Referee):
-        raw: Any = None
+    raw: list[Any] = []  # the move of the bot's first answer, as it sent it
 
-        def _handle(self, frames: list[bytes]) -> None:
-            if len(frames) == 2 and self.raw is None:
-                message = wire.decode(frames[1])
-                if type(message) is wire.MoveReply:
-                    self.raw = message.move
-            super()._handle(frames)
+    def on_frame(sender: Contestant, frame: bytes) -> None:
+        if not raw:
+            message = wire.decode(frame)
+            if type(message) is wire.MoveReply:
+                raw.append(message.move)
 
-    referee = Replayer(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
-    (real,) = referee.bots
-    try:
-        referee._launch(referee.bots)
+    with Referee(spec, sandbox, max_restarts=0, on_frame=on_frame) as referee:
+        (real,) = referee.bots
+        referee.start()
         sent = _exchange(referee, real, game, index, seat) if real.active else None
-    finally:
-        logs = referee.close()
-    output = logs.get(bot.name, "")
+    output = referee.close().get(bot.name, "")
     if sent is None:
-        status, detail = real.carry[0] if real.carry else (FaultStatus.NO_START, "no hello")
+        carried = real.take_carried()
+        status, detail = carried[0] if carried else (FaultStatus.NO_START, "no hello")
         return Answer([], 0, 0, fault=Fault(seat, status, detail), output=output, started=False)
     legal, count, events, faults, seconds = sent
     return Answer(
         legal,
         count,
         events,
-        referee.raw,
+        raw[0] if raw else None,
         seconds is not None and not any(f.status is not FaultStatus.BOT_ERROR for f in faults),
         seconds,
         faults[0] if faults else None,
@@ -210,7 +207,7 @@ class _Idle:
 
 
 def _exchange(
-    referee: Any, real: Any, game: Game, index: int, seat: int
+    referee: Referee, real: Contestant, game: Game, index: int, seat: int
 ) -> tuple[list[Any], int, int, list[Fault], float | None]:
     """Ask the decision on the referee's loop (as a match does) and stop at its answer or
     fault (bounded): the legal moves and count sent, the events sent, the faults, and the
@@ -228,7 +225,8 @@ def _exchange(
     def on_move(mover: int, kind: str, move: Any, seconds: float | None) -> None:
         if mover == seat:
             took.append(seconds)
-            referee.state.stopped = True  # the table being played
+            assert referee.table is not None  # the table being played
+            referee.table.stopped = True
 
     table = referee.play(
         index, game, links, bots_at, RandomFallback("replay"), on_move=on_move, finish=False
@@ -447,7 +445,6 @@ def _ask_bot(
     replay: dict[str, Any], decision: Decision, bot: BotSpec, args: argparse.Namespace
 ) -> tuple[Answer | None, str | None]:
     from ohseven.referee.cli.bot_args import BotArgumentError, extra_paths
-    from ohseven.referee.play.match import raise_fd_limit
     from ohseven.referee.sandbox import cgroups
     from ohseven.referee.sandbox.process import SandboxError, check_sandbox, extra_path_problem
     from ohseven.referee.sandbox.staging import StagingError, staged_bots

@@ -301,7 +301,7 @@ def run_match(job: ClusterJob) -> tuple:
     record's ``replay_path`` is that name), ``("error", text)`` when the runner raised, or
     ``("cancelled",)`` when the referee cancelled the task between two games.
     """
-    from ohseven.referee.play.match import raise_fd_limit
+    from ohseven.referee.play.descriptors import raise_fd_limit
 
     raise_fd_limit()
     worker, key = _worker_context()

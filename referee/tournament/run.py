@@ -175,7 +175,7 @@ def run_tournament(
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
-    from ohseven.referee.play.match import raise_fd_limit
+    from ohseven.referee.play.descriptors import raise_fd_limit
 
     raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
