@@ -41,6 +41,7 @@ from ohseven.referee.secret import (
     load_secret,
     secret_from_seed,
 )
+from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
 from ohseven.referee.tournament.pool import LocalPool, Pool, Runner
@@ -311,7 +312,7 @@ def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str])
 
 
 def _warn(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(printable(message), file=sys.stderr)
 
 
 def publish_site(output: Path, warn: Callable[[str], None]) -> None:
