@@ -28,12 +28,15 @@ import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from ohseven.core.table import RandomFallback, Request, Table
 from ohseven.core.wire import move_to_wire
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import save_replay, to_replay
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import MODES, SandboxConfig, SandboxError, check_sandbox
+from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError, check_sandbox
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
+from ohseven.referee.terminal import printable
 
 
 def output_tail(text: str) -> str:
@@ -175,8 +178,8 @@ def determinism_checks(games: tuple[str, ...], seed: int = 0) -> list[Check]:
 
 class _Session:
     """One process of the bot, started, watched and asked by the referee's own machinery (a
-    one-bot :class:`~ohseven.referee.play.match._Referee`: sandbox, hello, freezer, faults, time
-    bank), so that ``check-bot`` exercises the loop a tournament plays on."""
+    one-bot :class:`~ohseven.referee.play.referee.Referee`: sandbox, hello, freezer, faults,
+    time bank), so that ``check-bot`` exercises the loop a tournament plays on."""
 
     def __init__(
         self,
@@ -186,8 +189,6 @@ class _Session:
         seed: int = 0,
         strict: bool = False,
     ) -> None:
-        from ohseven.referee.play.match import _Referee
-
         match = MatchSpec(
             match_id="check-bot",
             rules=Rules.make(OH_SEVEN, ()),
@@ -200,9 +201,14 @@ class _Session:
             fallback_seed=derive_seed(secret_from_seed(seed), "bot"),
         )
         # faults never drop the bot: a check stops asking it after MAX_FAULTS_PER_CHECK
-        self.referee = _Referee(match, config, max_restarts=0, drop_after_faults=1 << 62)
-        if strict:  # the SDK raises instead of covering the bot's errors up
-            self.referee.extra_env = {"OHSEVEN_STRICT": "1"}
+        self.referee = Referee(
+            match,
+            config,
+            max_restarts=0,
+            drop_after_faults=1 << 62,
+            # the SDK raises instead of covering the bot's errors up
+            env={"OHSEVEN_STRICT": "1"} if strict else None,
+        )
         (self.bot,) = self.referee.bots
         self.games = 0  # games played by this process: the index of the next one
 
@@ -212,17 +218,13 @@ class _Session:
 
     def start(self) -> Fault | None:
         """Start the process and wait for its hello; its first fault if it fails."""
-        self.referee._launch([self.bot])
-        carry = self.bot.carry
-        fault = Fault(0, *carry[0]) if carry else None
-        carry.clear()
-        return fault
+        self.referee.start()
+        carried = self.bot.take_carried()
+        return Fault(0, *carried[0]) if carried else None
 
     def output(self) -> str:
         """The bot's own output so far (stdout and stderr)."""
-        bot = self.bot
-        logs = [*bot.logs, bot.process.log() if bot.process is not None else ""]
-        return "\n".join(log for log in logs if log)
+        return self.bot.output()
 
     def close(self) -> None:
         self.referee.close()
@@ -269,7 +271,7 @@ class _Limited:
     def usable(self) -> bool:
         if self.link is None or self.session is None or not self.link.usable():
             return False
-        table = self.session.referee.state
+        table = self.session.referee.table
         return table is not None and len(table.faults) < MAX_FAULTS_PER_CHECK
 
     def wake(self) -> None:
@@ -338,7 +340,7 @@ def play_check(
         links[check.seat] = _Limited(session.referee.link(session.bot), session)
         bots_at: list[Any] = [None] * check.players
         bots_at[check.seat] = session.bot
-        table = session.referee.play(index, game, links, bots_at, fallback, on_move)
+        table = session.referee.play(index, game, links, bots_at, fallback, on_move=on_move)
         session.games += 1
     else:
         links[check.seat] = _Limited(None, None)
@@ -527,7 +529,7 @@ def render(data: dict[str, Any]) -> str:
     total = len(data["checks"])
     lines.append("")
     lines.append(f"{'OK' if data['passed'] else 'FAILED'}: {passed} of {total} checks passed")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # the bot's name, faults, output: bot-originated text
 
 
 # --------------------------------------------------------------------------- the command
@@ -573,13 +575,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee check-bot: {message}", file=sys.stderr)
+    print(f"ohseven-referee check-bot: {printable(message)}", file=sys.stderr)
     return 2
 
 
 def run(args: argparse.Namespace) -> int:
     from ohseven.referee.cli.bot_args import BotArgumentError, announce_seed, bot_specs, extra_paths
-    from ohseven.referee.play.match import raise_fd_limit
 
     raise_fd_limit()
 

@@ -29,9 +29,14 @@ from typing import Any
 import attrs
 from ohseven.core.rules import Game, RulesError
 from ohseven.core.wire import move_from_wire
+from ohseven.referee.play import connection as wire
+from ohseven.referee.play.contestant import Contestant
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import ReplayError, load_replay, start_game, validate_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
+from ohseven.referee.terminal import printable
 
 __all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "game_index", "ask"]
 
@@ -60,7 +65,7 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
     asked: dict[int, int] = {}  # seat -> moves played when its pending request went out
     found = []
     for index, (seat, kind, value) in enumerate(replay["moves"]):
-        # the referee asks a seat as soon as it is to act and owes no answer (``match._loop``)
+        # the referee asks a seat as soon as it is to act and owes no answer (``Table.run``)
         for waiting in game.to_act:
             asked.setdefault(waiting, index)
         trick = sum(game.tricks_won) + 1 if kind == "play" else None
@@ -138,9 +143,6 @@ def ask(
 ) -> Answer:
     """Start ``bot`` as a match does, send it the request of ``decision`` (with every event its
     seat had been sent by then), wait for its answer (bounded), shut it down."""
-    from ohseven.referee.play import connection as wire
-    from ohseven.referee.play.match import DEFAULT_DROP_AFTER_FAULTS, _Referee
-
     game = rebuild(replay, decision)
     seat = decision.seat
     spec = MatchSpec(
@@ -152,33 +154,29 @@ def ask(
         time_control=time_control,
     )
 
-    class Replayer(_Referee):
-        raw: Any = None
+    raw: list[Any] = []  # the move of the bot's first answer, as it sent it
 
-        def _handle(self, frames: list[bytes]) -> None:
-            if len(frames) == 2 and self.raw is None:
-                message = wire.decode(frames[1])
-                if type(message) is wire.MoveReply:
-                    self.raw = message.move
-            super()._handle(frames)
+    def on_frame(sender: Contestant, frame: bytes) -> None:
+        if not raw:
+            message = wire.decode(frame)
+            if type(message) is wire.MoveReply:
+                raw.append(message.move)
 
-    referee = Replayer(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
-    (real,) = referee.bots
-    try:
-        referee._launch(referee.bots)
+    with Referee(spec, sandbox, max_restarts=0, on_frame=on_frame) as referee:
+        (real,) = referee.bots
+        referee.start()
         sent = _exchange(referee, real, game, index, seat) if real.active else None
-    finally:
-        logs = referee.close()
-    output = logs.get(bot.name, "")
+    output = referee.close().get(bot.name, "")
     if sent is None:
-        status, detail = real.carry[0] if real.carry else (FaultStatus.NO_START, "no hello")
+        carried = real.take_carried()
+        status, detail = carried[0] if carried else (FaultStatus.NO_START, "no hello")
         return Answer([], 0, 0, fault=Fault(seat, status, detail), output=output, started=False)
     legal, count, events, faults, seconds = sent
     return Answer(
         legal,
         count,
         events,
-        referee.raw,
+        raw[0] if raw else None,
         seconds is not None and not any(f.status is not FaultStatus.BOT_ERROR for f in faults),
         seconds,
         faults[0] if faults else None,
@@ -209,7 +207,7 @@ class _Idle:
 
 
 def _exchange(
-    referee: Any, real: Any, game: Game, index: int, seat: int
+    referee: Referee, real: Contestant, game: Game, index: int, seat: int
 ) -> tuple[list[Any], int, int, list[Fault], float | None]:
     """Ask the decision on the referee's loop (as a match does) and stop at its answer or
     fault (bounded): the legal moves and count sent, the events sent, the faults, and the
@@ -227,7 +225,8 @@ def _exchange(
     def on_move(mover: int, kind: str, move: Any, seconds: float | None) -> None:
         if mover == seat:
             took.append(seconds)
-            referee.state.stopped = True  # the table being played
+            assert referee.table is not None  # the table being played
+            referee.table.stopped = True
 
     table = referee.play(
         index, game, links, bots_at, RandomFallback("replay"), on_move=on_move, finish=False
@@ -241,7 +240,7 @@ def _exchange(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from ohseven.referee.cli.bot_args import add_extra_path_argument, add_time_control_arguments
-    from ohseven.referee.sandbox.process import MODES
+    from ohseven.referee.sandbox.settings import MODES
 
     parser.add_argument("replay", metavar="REPLAY", help="a replay file (JSON)")
     parser.add_argument("--bot", metavar="BOT", help="a bot file or a command line, as for match")
@@ -271,7 +270,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee replay: {message}", file=sys.stderr)
+    print(f"ohseven-referee replay: {printable(message)}", file=sys.stderr)
     return 2
 
 
@@ -341,14 +340,19 @@ def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args)
         return 0
     whose = "every seat" if seat is None else f"seat {seat} ({_name(replay, seat)})"
     print(
-        f"{replay['game']}, {replay['players']} players: {len(found)} moves; decisions of {whose}"
+        printable(
+            f"{replay['game']}, {replay['players']} players: {len(found)} moves; "
+            f"decisions of {whose}"
+        )
     )
     print(f"{'move':>5}  {'seat':>4}  {'kind':<4}  {'round':>5}  {'trick':>5}  {'step':>5}  played")
     for d in mine:
         trick = "-" if d.trick is None else str(d.trick)
         print(
-            f"{d.move:>5}  {d.seat:>4}  {d.kind:<4}  {d.round:>5}  {trick:>5}  {d.step:>5}  "
-            f"{_shown(d.played)}"
+            printable(
+                f"{d.move:>5}  {d.seat:>4}  {d.kind:<4}  {d.round:>5}  {trick:>5}  {d.step:>5}  "
+                f"{_shown(d.played)}"
+            )
         )
     if seat is None:
         print("(every seat: choose one with --seat or --player; ask one with --bot BOT --at N)")
@@ -396,8 +400,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--at needs --bot BOT: the bot to ask")
     if seat is not None and decision.seat != seat and not args.json:
         print(
-            f"note: move {args.at} is a decision of seat {decision.seat} "
-            f"({_name(replay, decision.seat)}); {bot.name} is asked it in that seat",
+            printable(
+                f"note: move {args.at} is a decision of seat {decision.seat} "
+                f"({_name(replay, decision.seat)}); {bot.name} is asked it in that seat"
+            ),
             file=sys.stderr,
         )
     answer, problem = _ask_bot(replay, decision, bot, args)
@@ -439,9 +445,9 @@ def _ask_bot(
     replay: dict[str, Any], decision: Decision, bot: BotSpec, args: argparse.Namespace
 ) -> tuple[Answer | None, str | None]:
     from ohseven.referee.cli.bot_args import BotArgumentError, extra_paths
-    from ohseven.referee.play.match import raise_fd_limit
     from ohseven.referee.sandbox import cgroups
-    from ohseven.referee.sandbox.process import SandboxError, check_sandbox, extra_path_problem
+    from ohseven.referee.sandbox.paths import extra_path_problem
+    from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
     from ohseven.referee.sandbox.staging import StagingError, staged_bots
 
     if not args.move_timeout > 0 or not args.bank >= 0:
@@ -478,27 +484,30 @@ def _print_answer(
 ) -> None:
     from ohseven.referee.cli.match import render_faults
 
-    print(
+    def say(text: str) -> None:  # the replay's names, the bot's name and answer: escaped
+        print(printable(text))
+
+    say(
         f"move {decision.move}: seat {decision.seat} ({_name(replay, decision.seat)}) "
         f"{decision.kind}, {_where(decision)}"
     )
     if not answer.started:
-        print(f"{bot.name} did not start")
+        say(f"{bot.name} did not start")
     else:
         what = f"pass {answer.count} of" if decision.kind == "pass" else "one of"
-        print(f"asked {bot.name} ({answer.events} events): {what} {_shown(answer.legal)}")
+        say(f"asked {bot.name} ({answer.events} events): {what} {_shown(answer.legal)}")
         if answer.answer is None:
-            print(f"{bot.name} answered nothing")
+            say(f"{bot.name} answered nothing")
         else:
             legal = "legal" if answer.accepted else "not legal"
             took = "" if answer.seconds is None else f" in {answer.seconds * 1000:.1f} ms"
-            print(f"{bot.name} answered {_shown(answer.answer)} ({legal}){took}")
-    print(f"the real game played {_shown(decision.played)}" + (" (the same)" if same else ""))
+            say(f"{bot.name} answered {_shown(answer.answer)} ({legal}){took}")
+    say(f"the real game played {_shown(decision.played)}" + (" (the same)" if same else ""))
     if answer.fault is not None:
         fault = answer.fault
-        print(
+        say(
             "\n".join(["", *render_faults(bot.name, [(fault.status.value, fault.detail, 1)], tail)])
         )
     elif tail:
-        print("its output (stdout and stderr):")
-        print("\n".join(f"| {line}" for line in tail.splitlines()))
+        say("its output (stdout and stderr):")
+        say("\n".join(f"| {line}" for line in tail.splitlines()))
