@@ -149,11 +149,11 @@ class CheckQueue:
         stderr = err.decode("utf-8", "replace")[-4000:]
         if code in (0, 1):
             try:
-                report = json.loads(out)
+                data: Any = json.loads(out)
             except ValueError:
-                report = None
-            if isinstance(report, dict):
-                report["stderr"] = stderr
-                self.db.remember_check(key, code == 0, report)
-                return ("passed" if code == 0 else "failed"), report
+                data = None
+            if isinstance(data, dict):
+                data["stderr"] = stderr
+                self.db.remember_check(key, code == 0, data)
+                return ("passed" if code == 0 else "failed"), data
         return "failed", {"passed": False, "error": f"check-bot exited {code}", "stderr": stderr}

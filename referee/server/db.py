@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS authors (
     name TEXT PRIMARY KEY,
     token_hash TEXT NOT NULL UNIQUE,
     created REAL NOT NULL,
-    revoked REAL
+    revoked REAL,
+    organiser INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS versions (
     id INTEGER PRIMARY KEY,
@@ -107,6 +108,7 @@ class Author:
     name: str
     created: float
     revoked: float | None
+    organiser: bool = False
 
     @property
     def active(self) -> bool:
@@ -233,8 +235,9 @@ class ServerDB:
 
     # -- authors
 
-    def add_author(self, name: str) -> str:
-        """Register ``name``; the token, returned once (only its hash is kept)."""
+    def add_author(self, name: str, *, organiser: bool = False) -> str:
+        """Register ``name`` (an ``organiser`` reads every bot's private pages); the token,
+        returned once (only its hash is kept)."""
         if not NAME_PATTERN.fullmatch(name):
             raise ServerDBError(
                 f"author name {name!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a "
@@ -245,7 +248,8 @@ class ServerDB:
             if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
                 raise AuthorExistsError(f"author {name!r} exists (revoke it to issue a new token)")
             db.execute(
-                "INSERT INTO authors VALUES (?, ?, ?, NULL)", (name, hash_token(token), time.time())
+                "INSERT INTO authors VALUES (?, ?, ?, NULL, ?)",
+                (name, hash_token(token), time.time(), int(organiser)),
             )
         return token
 
@@ -275,9 +279,15 @@ class ServerDB:
 
     def authors(self) -> list[Author]:
         return [
-            Author(row["name"], row["created"], row["revoked"])
-            for row in self._rows("SELECT name, created, revoked FROM authors ORDER BY name")
+            Author(row["name"], row["created"], row["revoked"], bool(row["organiser"]))
+            for row in self._rows("SELECT * FROM authors ORDER BY name")
         ]
+
+    def is_organiser(self, name: str) -> bool:
+        rows = self._rows(
+            "SELECT organiser FROM authors WHERE name = ? AND revoked IS NULL", (name,)
+        )
+        return bool(rows and rows[0]["organiser"])
 
     def author_of_token(self, token: str) -> str | None:
         """The active author whose token this is, or None."""
@@ -301,6 +311,7 @@ class ServerDB:
         self, author: str, bot: str, digest: str, command: tuple[str, ...], size: int, files: int
     ) -> Version:
         """Record an upload (already on disk) as the next version of ``author``'s ``bot``."""
+        now = time.time()
         with self._write() as db:
             row = db.execute(
                 "SELECT COALESCE(MAX(version), 0) FROM versions WHERE author = ? AND bot = ?",
@@ -309,7 +320,7 @@ class ServerDB:
             cursor = db.execute(
                 "INSERT INTO versions (author, bot, version, digest, command, bytes, files, "
                 "uploaded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (author, bot, row[0] + 1, digest, json.dumps(list(command)), size, files, time.time()),
+                (author, bot, row[0] + 1, digest, json.dumps(list(command)), size, files, now),
             )
             new_id = cursor.lastrowid
         found = self.version(int(new_id or 0))
