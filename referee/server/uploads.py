@@ -224,6 +224,9 @@ def _extract(archive: IO[bytes], top: Path, limits: UploadLimits) -> tuple[int, 
                 os.chmod(target, mode)
                 files += 1
                 names.append(name)
+    except (FileExistsError, NotADirectoryError, IsADirectoryError) as error:
+        clash = os.path.relpath(str(error.filename), top) if error.filename else "an entry"
+        raise UploadError(f"entry {clash!r} is both a file and a folder of the archive") from None
     except (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error, OSError) as error:
         if isinstance(error, OSError) and error.errno is not None:
             raise
