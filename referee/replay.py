@@ -10,7 +10,9 @@ A replay is a JSON object::
      "moves": [[seat, kind, wire_move], ...],   # kind: "pass", "bid" or "play"
      "events": [...],           # the engine's event log, private events included
      "result": {"totals": [...], "ranks": [...]} or null while the game is not over,
-     "faults": [{"seat": 0, "status": "timeout", "detail": "..."}, ...]}
+     "faults": [{"seat": 0, "status": "timeout", "detail": "...",
+                 "move": 12, "round": 2, "trick": 3}, ...]}   # move, round, trick from 1
+                                # (null outside a decision; absent in older replays)
 
 Moves are kept in wire form so that a replay reads well: a card is its name (``"7S"``,
 ``"TH"``), an Oh-Seven bid is a card name, an Oh Hell bid is an int, a pass is a list of card
@@ -174,9 +176,9 @@ def validate_replay(replay: dict[str, Any]) -> Game:
     checked = _compare_events(game, recorded, 0, "the start of the game")
     for index, entry in enumerate(replay["moves"]):
         if not isinstance(entry, list | tuple) or len(entry) != 3:
-            raise ReplayError(f"move {index}: expected [seat, kind, move], not {entry!r}")
+            raise ReplayError(f"move {index + 1}: expected [seat, kind, move], not {entry!r}")
         seat, kind, value = entry
-        where = f"move {index} (seat {seat} {kind} {value!r})"
+        where = f"move {index + 1} (seat {seat} {kind} {value!r})"
         if game.is_over:
             raise ReplayError(f"{where}: the game is already over")
         if kind != game.phase.value:
