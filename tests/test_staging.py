@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from ohseven.referee.plan.config import ConfigError, load_config
+from ohseven.referee.plan.config import ConfigError
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.records import BotSpec
 from ohseven.referee.results.store import DB_NAME, Store
 from ohseven.referee.sandbox.staging import (

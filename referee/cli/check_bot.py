@@ -34,9 +34,10 @@ from ohseven.referee.play.referee import BotLink, Referee
 from ohseven.referee.records import BotSpec, Fault, MatchSpec, TimeControl
 from ohseven.referee.replay import save_replay, to_replay
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import MODES, SandboxConfig, SandboxError, check_sandbox
+from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError, check_sandbox
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
+from ohseven.referee.terminal import printable
 
 
 def output_tail(text: str) -> str:
@@ -508,7 +509,7 @@ def render(data: dict[str, Any]) -> str:
     total = len(data["checks"])
     lines.append("")
     lines.append(f"{'OK' if data['passed'] else 'FAILED'}: {passed} of {total} checks passed")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # the bot's name, faults, output: bot-originated text
 
 
 # --------------------------------------------------------------------------- the command
@@ -554,7 +555,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee check-bot: {message}", file=sys.stderr)
+    print(f"ohseven-referee check-bot: {printable(message)}", file=sys.stderr)
     return 2
 
 
