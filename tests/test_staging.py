@@ -14,7 +14,8 @@ from pathlib import Path
 
 import attrs
 import pytest
-from ohseven.referee.plan.config import ConfigError, load_config
+from ohseven.referee.plan.config import ConfigError
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.records import BotSpec
 from ohseven.referee.results.store import DB_NAME, Store
 from ohseven.referee.sandbox.staging import (

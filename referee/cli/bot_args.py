@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ohseven.referee.records import BotSpec, TimeControl
-from ohseven.referee.sandbox.process import bot_folder, extra_path_problem
+from ohseven.referee.sandbox.paths import bot_folder, extra_path_problem
 from ohseven.referee.secret import random_seed, short_seed_warning
 from ohseven.referee.terminal import printable
 

@@ -33,7 +33,7 @@ from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import save_replay, to_replay
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import MODES, SandboxConfig, SandboxError, check_sandbox
+from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError, check_sandbox
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
 from ohseven.referee.terminal import printable

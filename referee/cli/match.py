@@ -29,7 +29,7 @@ from ohseven.referee.cli.bot_args import (
 )
 from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import (
+from ohseven.referee.sandbox.settings import (
     MODES,
     SandboxConfig,
     SandboxError,

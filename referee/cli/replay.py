@@ -35,7 +35,7 @@ from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import ReplayError, load_replay, start_game, validate_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.terminal import printable
 
 __all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "game_index", "ask"]
@@ -240,7 +240,7 @@ def _exchange(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from ohseven.referee.cli.bot_args import add_extra_path_argument, add_time_control_arguments
-    from ohseven.referee.sandbox.process import MODES
+    from ohseven.referee.sandbox.settings import MODES
 
     parser.add_argument("replay", metavar="REPLAY", help="a replay file (JSON)")
     parser.add_argument("--bot", metavar="BOT", help="a bot file or a command line, as for match")
@@ -446,7 +446,8 @@ def _ask_bot(
 ) -> tuple[Answer | None, str | None]:
     from ohseven.referee.cli.bot_args import BotArgumentError, extra_paths
     from ohseven.referee.sandbox import cgroups
-    from ohseven.referee.sandbox.process import SandboxError, check_sandbox, extra_path_problem
+    from ohseven.referee.sandbox.paths import extra_path_problem
+    from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
     from ohseven.referee.sandbox.staging import StagingError, staged_bots
 
     if not args.move_timeout > 0 or not args.bank >= 0:

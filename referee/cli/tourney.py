@@ -27,13 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ohseven.referee.plan.config import (
-    ConfigError,
-    TourneyConfig,
-    demo_config,
-    is_cluster_address,
-    load_config,
-)
+from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
+from ohseven.referee.plan.loader import demo_config, load_config
 from ohseven.referee.plan.schedule import schedule_size
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.display import print_board
@@ -177,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     if config.sandbox.mode != "unsandboxed":  # never fallback games for bots that cannot run
-        from ohseven.referee.sandbox.process import SandboxError, check_sandbox
+        from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
 
         try:
             check_sandbox(sandbox_config(config))

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 from ohseven.referee.records import BotSpec
+from ohseven.referee.sandbox.paths import absolutise, bot_folder, default_bot_dir
 
 __all__ = [
     "StagingError",
@@ -97,11 +98,7 @@ class Plan:
 
 def visible_directory(bot: BotSpec) -> str | None:
     """The directory the sandbox would expose to ``bot`` (see ``sandbox.BotProcess``)."""
-    from ohseven.referee.sandbox.process import _absolutise, _default_bot_dir
-
-    if bot.directory:
-        return os.path.realpath(bot.directory)
-    return _default_bot_dir(tuple(_absolutise(word) for word in bot.command))
+    return bot_folder(bot.command, bot.directory)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -115,14 +112,12 @@ def _own_files(bot: BotSpec) -> set[str]:
     Further arguments naming files are data, not the bot: they come with its folder when the
     folder is its own, never from a shared one.
     """
-    from ohseven.referee.sandbox.process import _absolutise, _default_bot_dir
-
-    command = tuple(_absolutise(word) for word in bot.command)
+    command = tuple(absolutise(word) for word in bot.command)
     found = set()
     script = next((w for w in command[1:] if w.startswith("/") and os.path.isfile(w)), None)
     if script is not None:
         found.add(os.path.realpath(script))
-    if _default_bot_dir(command[:1]) is not None:  # a program outside the system directories
+    if default_bot_dir(command[:1]) is not None:  # a program outside the system directories
         found.add(os.path.realpath(command[0]))
     return found
 
@@ -480,9 +475,7 @@ def _key(root: str) -> bytes:
 
 
 def _rebase(word: str, source: str, target: str) -> str:
-    from ohseven.referee.sandbox.process import _absolutise
-
-    absolute = _absolutise(word)
+    absolute = absolutise(word)
     if not os.path.isabs(absolute) or not os.path.exists(absolute):
         return word
     for form in (absolute, os.path.realpath(absolute)):
