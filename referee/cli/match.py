@@ -30,7 +30,7 @@ from ohseven.referee.cli.bot_args import (
 from ohseven.referee.fault_report import FaultSite, group_faults, render_groups, site_data
 from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import (
+from ohseven.referee.sandbox.settings import (
     MODES,
     SandboxConfig,
     SandboxError,
@@ -38,6 +38,7 @@ from ohseven.referee.sandbox.process import (
 )
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
+from ohseven.referee.terminal import console, markup, printable
 
 __all__ = [
     "configure",
@@ -167,7 +168,6 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
 def _print_table(summary: dict, arguments: dict[str, str]) -> None:
     """The match's table, then each faulty bot's faults grouped (``arguments``: each bot's
     name -> its argument as given, for the command that replays a fault)."""
-    from rich.console import Console
     from rich.table import Table
 
     statuses = [str(s) for s in FaultStatus]
@@ -178,14 +178,14 @@ def _print_table(summary: dict, arguments: dict[str, str]) -> None:
         faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
         accuracy = row["bid_accuracy"]
         table.add_row(
-            row["name"],
+            markup(row["name"]),
             str(row["points"]),
             str(row["wins"]),
             "-" if row["avg_rank"] is None else f"{row['avg_rank']:.2f}",
             "-" if accuracy is None else f"{accuracy:.0%}",
             faults or "-",
         )
-    Console().print(table)
+    console().print(table)
     for row in summary["bots"]:
         sites = [
             FaultSite.of(fault, game["replay"], f"game {game['index'] + 1}")
@@ -201,11 +201,11 @@ def _print_table(summary: dict, arguments: dict[str, str]) -> None:
                 arguments.get(row["name"]),
                 save_hint="(save the games with --replays DIR to ask a decision again)",
             )
-            print("\n".join(["", *lines]))
+            print(printable("\n".join(["", *lines])))  # bot-originated text: escaped
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee match: {message}", file=sys.stderr)
+    print(f"ohseven-referee match: {printable(message)}", file=sys.stderr)
     return 2
 
 

@@ -26,7 +26,7 @@ from ohseven.referee.records import (
     TimeControl,
 )
 from ohseven.referee.replay import save_replay, to_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.stats import game_statistics
 
 __all__ = ["play_match", "play_game", "start_check", "MatchSpecError"]
