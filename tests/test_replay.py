@@ -237,13 +237,13 @@ class TestGameAfter:
             assert after.is_over and after.result() == game.result()
 
     def test_play_move_names_a_bad_move(self):
-        """A move the game cannot take is a ReplayError naming its index and content."""
+        """A move the game cannot take is a ReplayError naming its number (from 1) and content."""
         replay = to_replay(finished())
         game = game_after(replay, 3)
         seat, kind, value = replay["moves"][3]
-        with pytest.raises(ReplayError, match=r"move 3 \(seat .* 'XX'\)"):
+        with pytest.raises(ReplayError, match=r"move 4 \(seat .* 'XX'\)"):
             play_move(game, [seat, kind, "XX"], 3)
-        with pytest.raises(ReplayError, match="move 3: expected"):
+        with pytest.raises(ReplayError, match="move 4: expected"):
             play_move(game, [seat, kind], 3)
         play_move(game, replay["moves"][3], 3)
         assert to_replay(game)["moves"] == replay["moves"][:4]
