@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from ohseven.referee.files import DB_NAME, STAGING_NAME
 from ohseven.referee.plan.config import ConfigError
 from ohseven.referee.plan.loader import load_config
 from ohseven.referee.records import BotSpec
-from ohseven.referee.results.store import DB_NAME, Store
+from ohseven.referee.results.store import Store
 from ohseven.referee.sandbox.staging import (
     Plan,
     StagingError,
@@ -25,7 +26,7 @@ from ohseven.referee.sandbox.staging import (
     staged_bots,
     tree_digest,
 )
-from ohseven.referee.tournament.run import STAGING_NAME, TourneyError, run_tournament
+from ohseven.referee.tournament.run import TourneyError, run_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
