@@ -28,13 +28,20 @@ from typing import Any
 
 import attrs
 from ohseven.core.rules import Game, RulesError
-from ohseven.core.wire import move_from_wire
+from ohseven.core.table import LinkBase
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
-from ohseven.referee.replay import ReplayError, load_replay, start_game, validate_replay
+from ohseven.referee.replay import (
+    ReplayError,
+    game_after,
+    load_replay,
+    play_move,
+    start_game,
+    validate_replay,
+)
 from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.terminal import printable
 
@@ -72,7 +79,7 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
         found.append(
             Decision(index, seat, kind, game.round + 1, trick, asked.pop(seat), None, value)
         )
-        game.push(seat, move_from_wire(game, kind, value))
+        play_move(game, (seat, kind, value), index)
     wanted = set(range(len(found)) if steps is None else steps) & set(range(len(found)))
     shown = _viewer_steps(replay, [found[m].asked_after for m in wanted])
     return [attrs.evolve(d, step=shown[d.asked_after]) if d.move in wanted else d for d in found]
@@ -89,8 +96,7 @@ def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
     played = 0
     for point in sorted(set(points)):
         while played < point:
-            seat, kind, value = moves[played]
-            game.push(seat, move_from_wire(game, kind, value))
+            play_move(game, moves[played], played)
             played += 1
         prefix = dict(replay, events=replay["events"][: len(game.events)])
         steps[point] = len(replay_view(prefix)["frames"])
@@ -111,10 +117,7 @@ def game_index(path: str) -> int:
 
 def rebuild(replay: dict[str, Any], decision: Decision) -> Game:
     """The game of ``replay`` as it stood when ``decision``'s request was sent."""
-    game = start_game(replay)
-    for seat, kind, value in replay["moves"][: decision.asked_after]:
-        game.push(seat, move_from_wire(game, kind, value))
-    return game
+    return game_after(replay, decision.asked_after)
 
 
 @attrs.frozen
@@ -184,26 +187,11 @@ def ask(
     )
 
 
-class _Idle:
+class _Idle(LinkBase):
     """The other seats of a replayed decision: never asked, since the table stops at the
     replayed seat's decision and in-process seats move after the bot's."""
 
-    synchronous = True
-
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
-
-    def send(self, table: Any, request: Any, events: list[dict[str, Any]]) -> None:
-        raise AssertionError(f"seat {request.seat} of a replayed decision was asked")
-
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        pass
-
-    def faulted(self, table: Any, seat: int, status: FaultStatus, request: Any) -> None:
-        pass
+    __slots__ = ()
 
 
 def _exchange(
