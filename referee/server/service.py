@@ -10,6 +10,7 @@ import fcntl
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -26,6 +27,10 @@ from ohseven.referee.server.uploads import clean_partial, uploads_root
 __all__ = ["ServeError", "serve", "split_listen"]
 
 
+#: how long a server waits for the folder's lock (held by a stopped server's last workers)
+LOCK_WAIT_SECONDS = 20.0
+
+
 class ServeError(RuntimeError):
     """The server cannot start (the folder in use, the address taken)."""
 
@@ -40,10 +45,17 @@ def _server_lock(output: Path) -> Iterator[None]:
     output.mkdir(parents=True, exist_ok=True)
     handle = open(output / ".server.lock", "w")  # noqa: SIM115 - held while serving
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ServeError(f"{output} is served by another running server") from None
+        # the worker processes of a server just killed hold it until they notice (at once,
+        # unless a bot keeps them busy): wait for them a little
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ServeError(f"{output} is served by another running server") from None
+                time.sleep(0.2)
         yield
     finally:
         handle.close()
