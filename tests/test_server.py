@@ -204,6 +204,7 @@ class TestSubmitAndPlay:
     ) -> None:
         assert alice_bot["name"] == "alice/mcbot v1" and alice_bot["state"] == "passed"
         assert alice_bot["files"] == 2
+        assert alice_bot["command"] == ["python3", "main.py"]  # no server path shown
         row = wait_for(lambda: (r := board_row(server, "alice/mcbot v1")) and r["games"] and r)
         assert row["server"] == {"author": "alice", "bot": "mcbot", "version": 1, "state": "active"}
         games = wait_for(
