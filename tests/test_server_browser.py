@@ -82,6 +82,7 @@ def test_login_upload_and_report(server: Running, page: Page, tmp_path: Path) ->
     row = page.locator('#versions tr[data-version="alice/webbot v1"]')
     assert "passed" in row.inner_text()
     page.goto(f"{server.url}/")
+
     def listed() -> bool:
         page.reload()
         return page.locator('#ranking tr[data-bot="alice/webbot v1"]').count() == 1
