@@ -21,11 +21,19 @@ _SIMULATE = (
 )
 
 
+#: the learning interface, imported on first use: an ordinary bot does not pay for it
+_POLICY = ("PolicyBot", "Policy")
+
+
 def __getattr__(name: str) -> Any:  # PEP 562
     if name in _SIMULATE:
         from . import simulate
 
         return getattr(simulate, name)
+    if name in _POLICY:
+        from . import policy
+
+        return getattr(policy, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -36,6 +44,8 @@ __all__ = [
     "OH_HELL",
     "OH_SEVEN",
     "PROTOCOL_VERSION",
+    "Policy",
+    "PolicyBot",
     "SUITS",
     "SampleError",
     "View",
