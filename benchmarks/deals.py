@@ -53,9 +53,9 @@ from itertools import combinations
 from pathlib import Path
 
 import yaml
-from ohseven.referee.plan.config import load_config_text
-from ohseven.referee.results.archive.run import run_tournament
+from ohseven.referee.plan.loader import load_config_text
 from ohseven.referee.results.store import Store
+from ohseven.referee.tournament.run import run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "tournaments" / "quickstart.yaml"

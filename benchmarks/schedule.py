@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ohseven.core.rules import competition_ranks
-from ohseven.referee.plan.config import example_bots_dir, load_config
+from ohseven.referee.plan.loader import example_bots_dir, load_config
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 
 MODE = "bwrap" if shutil.which("bwrap") else "unsandboxed"
@@ -186,7 +186,7 @@ def instant_runner(spec: MatchSpec, *, on_game: Any = None, **_: Any) -> MatchRe
 
 def overhead_child(config_path: str) -> None:
     """Run with the instant runner until SIGINT; print games, wall and CPU seconds."""
-    from ohseven.referee.results.archive.run import run_tournament
+    from ohseven.referee.tournament.run import run_tournament
 
     config = load_config(config_path)
     started, cpu = time.monotonic(), time.process_time()
@@ -224,7 +224,7 @@ seed: 2
 output: out
 """
     (folder / "real.yaml").write_text(text)
-    from ohseven.referee.results.archive.run import run_tournament
+    from ohseven.referee.tournament.run import run_tournament
 
     started = time.monotonic()
     outcome = run_tournament(load_config(folder / "real.yaml"), workers=1)
@@ -289,9 +289,9 @@ def bench_matchmaking(root: Path, games: list[int]) -> None:
     from collections import Counter
 
     from ohseven.referee.plan.schedule import draw_wave
-    from ohseven.referee.results.archive.feeds import matchmaking_ratings
     from ohseven.referee.results.board import Leaderboard
     from ohseven.referee.results.ratings import Ratings
+    from ohseven.referee.tournament.feeds import matchmaking_ratings
 
     wave = 1000  # 250 tables of 4, one game per seat rotation each
     print(f"matchmaking: a wave of a league of 1,000 bots at tables of 4 ({wave:,} games)")

@@ -40,9 +40,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ohseven.referee.plan.config import load_config
-from ohseven.referee.results.archive.run import run_tournament
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.results.store import Store
+from ohseven.referee.tournament.run import run_tournament
 
 #: Each decision burns ``WORK`` seconds of CPU (like a thinking bot), then answers by a stable
 #: hash; the bot writes the intervals of its decisions to ``SPANS`` when it exits. The thread's
@@ -219,16 +219,16 @@ ISOLATION_ROWS = (
 
 @contextlib.contextmanager
 def processes_reused() -> Iterator[None]:
-    """The old behaviour, for the baseline only: ``_Referee._renew`` does nothing, so duplicate
+    """The old behaviour, for the baseline only: ``Referee.renew`` does nothing, so duplicate
     deals are played by the same processes in every rotation (workers fork: they inherit it)."""
-    from ohseven.referee.play import match
+    from ohseven.referee.play.referee import Referee
 
-    renew = match._Referee._renew
-    match._Referee._renew = lambda self, seats, seed: None
+    renew = Referee.renew
+    Referee.renew = lambda self, seats, seed: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        match._Referee._renew = renew
+        Referee.renew = renew  # type: ignore[method-assign]
 
 
 def quickstart_run(
@@ -236,7 +236,7 @@ def quickstart_run(
 ) -> tuple[float, int, int]:
     """(wall seconds, games, bot faults) of the quickstart with ``deals``."""
     import yaml
-    from ohseven.referee.plan.config import load_config_text
+    from ohseven.referee.plan.loader import load_config_text
 
     document = yaml.safe_load(QUICKSTART.read_text())
     document["schedule"]["deals"] = deals
@@ -305,7 +305,8 @@ def _hello_time(
     import secrets as _secrets
 
     import zmq
-    from ohseven.referee.sandbox.process.process import BotProcess, SandboxConfig
+    from ohseven.referee.sandbox.process import BotProcess
+    from ohseven.referee.sandbox.settings import SandboxConfig
 
     socket_dir = Path(tempfile.mkdtemp(dir=folder))
     context = zmq.Context()

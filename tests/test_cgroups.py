@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee.play import match
+from ohseven.referee.play import referee
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import BotProcess, Limits, SandboxConfig
+from ohseven.referee.sandbox.process import BotProcess
+from ohseven.referee.sandbox.settings import Limits, SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -361,7 +362,7 @@ class TestMemory:
         """A child killed at the limit during the bot's last decision of the match (the periodic
         check of the processes is never due) is still a ``limit`` fault of that game."""
         (count,) = reported(play_match(spec([("quick",), ("quick",)])).logs["quick0"], "requests")
-        monkeypatch.setattr(match, "_PROCESS_CHECK_SECONDS", 3600.0)
+        monkeypatch.setattr(referee, "_PROCESS_CHECK_SECONDS", 3600.0)
         limits = {"oomchild": {"limits": (("memory_mb", 300),)}}
         result = play_match(spec([("oomchild", count[0], "175"), ("quick",)], **limits))
         (found,) = faults(result, "oomchild0")

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee.plan.config import load_config
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.play import connection as wire
-from ohseven.referee.play import match as match_module
-from ohseven.referee.play.match import MAX_CONNECTIONS, play_match, raise_fd_limit
+from ohseven.referee.play.descriptors import FD_PER_BOT, bot_capacity, raise_fd_limit
+from ohseven.referee.play.match import play_match
+from ohseven.referee.play.referee import MAX_CONNECTIONS
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.results.store import Store
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.tournament.run import run_tournament
 from test_hostile import (
     DROP_AFTER,
@@ -290,7 +291,7 @@ class TestBudgets:
         """A bot can cost the referee one descriptor per descriptor of each of its processes,
         and as many again in flight."""
         config = limited(processes=3, open_files=100)
-        assert match_module._capacity(config) == 300 + 100 + match_module._FD_PER_BOT
+        assert bot_capacity(config) == 300 + 100 + FD_PER_BOT
 
     def test_connections_in_flight_are_a_second_descriptor_limit(self, tmp_path):
         """An unprivileged process can keep open about its RLIMIT_NOFILE of connections more by

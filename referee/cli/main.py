@@ -7,6 +7,8 @@ import os
 import sys
 from types import ModuleType
 
+from ohseven.referee.terminal import guarded, printable
+
 __all__ = ["main", "build_parser"]
 
 #: the referee's own dependencies (the ``referee`` extra), which a bot does not need
@@ -20,11 +22,14 @@ class MissingDependencyError(ImportError):
 def commands() -> dict[str, ModuleType]:
     """Subcommand -> the module that owns it (``configure(parser)`` and ``run(args) -> int``)."""
     try:
+        from ohseven.referee.cli import authors as authors_cli
         from ohseven.referee.cli import check_bot as checkbot
         from ohseven.referee.cli import match as match_cli
         from ohseven.referee.cli import publish as publish_cli
         from ohseven.referee.cli import replay as replay_cli
+        from ohseven.referee.cli import serve as serve_cli
         from ohseven.referee.cli import simulate
+        from ohseven.referee.cli import submit as submit_cli
         from ohseven.referee.cli import tourney as tourney_cli
         from ohseven.referee.cli import view as view_cli
     except ModuleNotFoundError as error:
@@ -42,6 +47,9 @@ def commands() -> dict[str, ModuleType]:
         "publish": publish_cli,
         "view": view_cli,
         "replay": replay_cli,
+        "serve": serve_cli,
+        "authors": authors_cli,
+        "submit": submit_cli,
     }
 
 
@@ -49,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ohseven-referee",
         description="Referee for Oh-Seven and Oh Hell bots: "
-        "simulate, match, check-bot, tourney, publish, view, replay.",
+        "simulate, match, check-bot, tourney, publish, view, replay, serve, authors, submit.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module in commands().items():
@@ -61,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # a bot's text reaches the terminal in many messages: escaped wherever it is printed, and
+    # once more here, for every command, whatever the message (see ``terminal``)
+    with guarded():
+        return _guarded_main(argv)
+
+
+def _guarded_main(argv: list[str] | None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -75,7 +90,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         parser = build_parser()
     except MissingDependencyError as error:
-        print(f"ohseven-referee: {error}", file=sys.stderr)
+        print(f"ohseven-referee: {printable(error)}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

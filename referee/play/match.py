@@ -1,37 +1,24 @@
-"""Run one table: start the bots, play ``len(spec.seatings)`` games over ZeroMQ, record them.
+"""Play one match: the games of a :class:`~ohseven.referee.records.MatchSpec` at one table.
 
-The referee binds one ``ROUTER`` socket on an ``ipc://`` endpoint in a fresh private directory
-and starts every bot once per match with ``OHSEVEN_ENDPOINT``, ``OHSEVEN_SECRET`` and
-``OHSEVEN_NAME``. A bot's first message must be a hello with its secret: that binds the ZeroMQ
-routing id to the bot, and frames from any other peer are dropped. Then the games: every
-decision is a request with a match-unique id, simultaneous decisions are asked of all seats at
-once, the referee measures time itself, and every fault (see ``FaultStatus``) is recorded and
-answered with a seeded random legal move so the game goes on. Everything is bounded in time:
-a bot that hangs, floods, crashes or lies cannot hang the match.
+:func:`play_match` starts the bots once (a :class:`~ohseven.referee.play.referee.Referee`),
+plays ``len(spec.seatings)`` games on the one referee loop, each with the bots of its seating
+in their seats, records every game (a :class:`~ohseven.referee.records.GameRecord`, and a
+replay file with ``replay_dir``) and returns them with the bots' logs. :func:`start_check`
+only starts the bots, as a tournament does before it begins.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import resource
-import secrets
-import shutil
-import tempfile
 import time
-import warnings
 from collections.abc import Callable
-from typing import Any
 
 import attrs
-import zmq
-from ohseven.core import seeds
-from ohseven.core.rules import OH_SEVEN, Game, Rules, RulesError, new_game
-from ohseven.core.table import Fallback, OnMove, RandomFallback, Table
-from ohseven.referee.play import connection as wire
+from ohseven.core.rules import OH_SEVEN, Rules, RulesError, new_game
+from ohseven.core.table import RandomFallback
+from ohseven.referee.play.referee import DEFAULT_DROP_AFTER_FAULTS, Referee
 from ohseven.referee.records import (
     BotSpec,
-    Fault,
     FaultStatus,
     GameRecord,
     MatchResult,
@@ -39,83 +26,10 @@ from ohseven.referee.records import (
     TimeControl,
 )
 from ohseven.referee.replay import save_replay, to_replay
-from ohseven.referee.sandbox.process import BotProcess, BotStartError, SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.stats import game_statistics
 
-__all__ = [
-    "play_match",
-    "start_check",
-    "MatchSpecError",
-    "DEFAULT_DROP_AFTER_FAULTS",
-    "MAX_CONNECTIONS",
-    "STRANGER_FRAMES",
-    "raise_fd_limit",
-]
-
-#: A bot with this many faults in a match is dropped from it (fallback moves play for it).
-DEFAULT_DROP_AFTER_FAULTS = 10
-SHUTDOWN_SECONDS = 2.0
-_PROCESS_CHECK_SECONDS = 0.05
-#: the longest a receive blocks: the loop then checks the processes and the deadlines
-_WAIT_MS = round(_PROCESS_CHECK_SECONDS * 1000)
-_SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
-_NOBLOCK = int(zmq.NOBLOCK)
-# the options as their enum members: pyzmq converts a plain int to one on every call
-_RCVTIMEO, _RCVMORE = zmq.SocketOption.RCVTIMEO, zmq.SocketOption.RCVMORE
-
-#: Connections a bot may open to its endpoint (before its hello: the endpoint's file is removed
-#: at the hello); one more and it is faulted ``protocol`` and killed.
-MAX_CONNECTIONS = 4
-#: Frames a connection may send before a hello of it is accepted; beyond, each is a
-#: ``protocol`` fault of the bot that opened it (when the referee can tell which one).
-STRANGER_FRAMES = 32
-#: Descriptors the referee keeps for itself on top of what the bots can make it hold.
-FD_RESERVE = 256
-_FD_PER_BOT = 16  # the referee's own descriptors per bot: pipes, pidfd, uid lock, socket
-
-
-def raise_fd_limit(needed: int = 0) -> int:
-    """Raise this process's ``RLIMIT_NOFILE`` soft limit to the hard one (as root, the hard one
-    too, up to ``needed`` and the kernel's ``fs.nr_open``); return the soft limit now.
-
-    Every connection a bot opens to its endpoint costs the referee a descriptor, and libzmq
-    aborts the whole process when it cannot accept one: the limit must cover what the bots can
-    open (``processes`` x ``open_files`` each), not the usual 1024.
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = hard
-    if needed > hard and os.geteuid() == 0:
-        try:
-            with open("/proc/sys/fs/nr_open") as handle:
-                ceiling = int(handle.read())
-        except (OSError, ValueError):
-            ceiling = 1 << 20
-        target = max(hard, min(needed, ceiling))
-    if target == resource.RLIM_INFINITY:
-        target = max(soft, needed)
-    if target > soft or target > hard:
-        for limits in ((target, target), (hard, hard)):
-            try:
-                resource.setrlimit(resource.RLIMIT_NOFILE, limits)
-                break
-            except (ValueError, OSError):
-                continue
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def _open_fds() -> int:
-    try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:
-        return 0
-
-
-def _capacity(config: SandboxConfig) -> int:
-    """The descriptors one bot can cost the referee: every connection its processes can hold,
-    each in one of its descriptors or in flight in a Unix socket (``SCM_RIGHTS``: the kernel
-    bounds a uid's descriptors in flight by its ``RLIMIT_NOFILE``)."""
-    limits = config.limits
-    return (limits.processes + 1) * limits.open_files + _FD_PER_BOT
+__all__ = ["play_match", "play_game", "start_check", "MatchSpecError"]
 
 
 class MatchSpecError(ValueError):
@@ -141,719 +55,34 @@ def _check_spec(spec: MatchSpec) -> None:
             raise MatchSpecError(f"match {spec.match_id}, game {g}: {error}") from None
 
 
-@attrs.define(eq=False)
-class _Bot:
-    index: int
-    spec: BotSpec
-    process: BotProcess | None = None
-    connection: wire.Connection | None = None
-    routing_id: bytes | None = None
-    restarts: int = 0
-    launches: int = 0  # processes started in this match (restarts and fresh deals included)
-    seen: set[int] = attrs.Factory(set)  # the deals (seeds) its current process has been shown
-    faults: int = 0
-    dropped: bool = False
-    ever_ready: bool = False  # it said hello at least once in this match
-    carry: list[tuple[FaultStatus, str]] = attrs.Factory(list)  # faults for its next game
-    logs: list[str] = attrs.Factory(list)
-    socket_dir: str = ""  # private to this bot; its endpoint is in it
-    bound: str | None = None  # the endpoint bound for its current process
-    accepted: int = 0  # connections accepted on it
-
-    @property
-    def endpoint(self) -> str:
-        return f"ipc://{self.socket_dir}/referee-{self.launches}"  # one per process
-
-    @property
-    def active(self) -> bool:
-        connection = self.connection
-        return (
-            not self.dropped
-            and connection is not None
-            and connection.state is not wire.State.AWAITING_HELLO
-            and connection.state is not wire.State.CLOSED
-        )
-
-
-class _BotLink:
-    """The link of a bot process to its seat (:class:`~ohseven.core.table.Link`): requests
-    go out on the referee's socket, replies come back through :meth:`_Referee.wait`."""
-
-    synchronous = False
-    __slots__ = ("referee", "bot")
-
-    def __init__(self, referee: _Referee, bot: _Bot) -> None:
-        self.referee = referee
-        self.bot = bot
-
-    def usable(self) -> bool:
-        return self.bot.active
-
-    def wake(self) -> None:
-        process = self.bot.process
-        if process is not None:
-            referee = self.referee
-            if process in referee.to_rest:  # asked again before it came to rest
-                referee.to_rest.remove(process)
-            else:  # its rest is checked now: a CPU reading after the thaw would count its work
-                process.thaw()
-
-    def send(self, table: Table, request: wire.Request, events: list[dict[str, Any]]) -> None:
-        bot = self.bot
-        connection = bot.connection
-        assert connection is not None
-        frame = connection.request(request, events)
-        self.referee.asked.append(connection)
-        rid = bot.routing_id
-        assert rid is not None
-        send = self.referee.send_frame
-        try:  # as ``_Referee._send``, inline on the hot path
-            send(rid, _SEND_MORE)
-            send(frame, _NOBLOCK)
-        except zmq.ZMQError:
-            pass  # a peer that is gone or has a full queue loses the frame and will time out
-
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        self.referee._send(self.bot.routing_id, wire.events_message(events))
-
-    def faulted(
-        self, table: Table, seat: int, status: FaultStatus, request: wire.Request | None
-    ) -> None:
-        bot = self.bot
-        if bot.connection is not None:
-            bot.connection.expire()
-        if request is not None and bot.process is not None:
-            bot.process.freeze()  # it owes no decision any more
-        self.referee._count(bot, status)
-
-
-class _Referee:
-    def __init__(
-        self,
-        spec: MatchSpec,
-        config: SandboxConfig,
-        max_restarts: int,
-        drop_after_faults: int,
-        replay_dir: str | None = None,
-    ) -> None:
-        self.spec = spec
-        self.replay_dir = replay_dir
-        self.config = config
-        self.max_restarts = max_restarts
-        self.drop_after_faults = drop_after_faults
-        self.bots = [_Bot(i, b) for i, b in enumerate(spec.bots)]
-        self.by_rid: dict[bytes, _Bot] = {}
-        self.by_endpoint: dict[bytes, _Bot] = {}
-        #: frames of each routing id with no accepted hello, and the bot that opened it
-        self.strangers: dict[bytes, list[Any]] = {}
-        self.warned = False
-        raise_fd_limit(
-            _open_fds() + FD_RESERVE + sum(_capacity(self._sandbox_for(b)) for b in spec.bots)
-        )
-        self.next_id = 1
-        self.state: Table | None = None
-        self.seat_of: dict[int, int] = {}  # bot index -> seat in the game being played
-        self.codec: wire.MoveCodec | None = None
-        self.bots_at: list[_Bot | None] = []
-        self.extra_env: dict[str, str] = {}  # added to every bot's environment
-        self.last_check = 0.0
-        #: seconds the loop spent killing bots: the tables' clock stands still meanwhile
-        self.stalled = 0.0
-        #: the bookkeeping of a decision that waits until the next requests are out
-        #: (:meth:`_settle`): the processes that answered and come to rest, and the connections
-        #: just asked
-        self.to_rest: list[BotProcess] = []
-        self.asked: list[wire.Connection] = []  # their replies are to be noted (``expect``)
-        # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
-        # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
-        self.socket_dir = tempfile.mkdtemp(prefix="ohseven-")
-        os.chmod(self.socket_dir, 0o711)
-        self.context = zmq.Context()
-        sock = self.context.socket(zmq.ROUTER)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.MAXMSGSIZE, wire.MAX_TRANSPORT_FRAME)
-        sock.setsockopt(zmq.RCVHWM, 1000)
-        sock.setsockopt(zmq.SNDHWM, 1000)
-        self.socket = sock
-        # pyzmq's ``Socket.send`` only adds draft-socket options to the backend's: this is the
-        # backend's, a call less for the two frames of every request
-        self.send_frame = super(zmq.Socket, sock).send
-        # every accepted connection, by endpoint: how the referee counts a bot's connections
-        self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
-        self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
-
-    def _batches(self, bots: list[_Bot]) -> list[list[_Bot]]:
-        """``bots`` in groups started together: until its hello a bot may open as many
-        connections as it has descriptors (its endpoint's file is removed at the hello), so
-        the bots of a group must not be able to exhaust the referee's descriptors together."""
-        room = resource.getrlimit(resource.RLIMIT_NOFILE)[0] - _open_fds() - FD_RESERVE
-        batches: list[list[_Bot]] = []
-        used = room + 1
-        for bot in bots:
-            need = _capacity(self._sandbox_for(bot.spec))
-            if need > room and not self.warned:
-                self.warned = True
-                warnings.warn(
-                    f"bot {bot.spec.name!r} could open {need} connections before its hello "
-                    f"(processes x open_files) but the referee has {room} descriptors to "
-                    "spare: a connection flood could stop it; raise its hard limit "
-                    "(ulimit -Hn) or lower those limits",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-            if used + need > room and (not batches or batches[-1]):
-                batches.append([])
-                used = 0
-            batches[-1].append(bot)
-            used += need
-        return batches
-
-    def _bind(self, bot: _Bot) -> None:
-        """A new private directory and endpoint for ``bot``'s next process.
-
-        The directory is the one place of the host a sandboxed bot is shown that outlives its
-        process: a process must find nothing its predecessor left there (a file, the endpoint's
-        times), or a fresh process per rotation would still know the deal (duplicate play).
-        """
-        self._unbind(bot)
-        if bot.socket_dir:
-            shutil.rmtree(bot.socket_dir, ignore_errors=True)
-        bot.socket_dir = os.path.join(self.socket_dir, secrets.token_hex(8))
-        os.mkdir(bot.socket_dir, 0o700)
-        bot.accepted = 0
-        self.socket.bind(bot.endpoint)
-        bot.bound = bot.endpoint
-        self.by_endpoint[bot.endpoint.encode()] = bot
-
-    def _unbind(self, bot: _Bot) -> None:
-        """Close ``bot``'s endpoint and every connection accepted on it."""
-        if bot.bound is None:
-            return
-        with contextlib.suppress(zmq.ZMQError):
-            self.socket.unbind(bot.bound)
-        self.by_endpoint.pop(bot.bound.encode(), None)
-        with contextlib.suppress(OSError):
-            os.unlink(bot.bound[len("ipc://") :])
-        bot.bound = None
-
-    def _watch(self) -> None:
-        """Count the connections accepted on each endpoint; fault and kill a bot past
-        ``MAX_CONNECTIONS``."""
-        monitor = self.monitor
-        while True:
-            try:
-                parts = monitor.recv_multipart(_NOBLOCK)
-            except zmq.Again:
-                return
-            if len(parts) != 2:
-                continue
-            bot = self.by_endpoint.get(parts[1])
-            if bot is None:
-                continue
-            bot.accepted += 1
-            if bot.accepted > MAX_CONNECTIONS and bot.process is not None:
-                self._lose(
-                    bot,
-                    FaultStatus.PROTOCOL,
-                    f"opened {bot.accepted} connections to its endpoint "
-                    f"(at most {MAX_CONNECTIONS})",
-                )
-
-    # -- processes
-
-    def _sandbox_for(self, spec: BotSpec) -> SandboxConfig:
-        config = self.config
-        if spec.ponder is not None and spec.ponder != config.ponder:
-            config = attrs.evolve(config, ponder=spec.ponder)
-        if not spec.limits:
-            return config
-        limits = attrs.evolve(config.limits, **dict(spec.limits))  # type: ignore[arg-type]
-        return attrs.evolve(config, limits=limits)
-
-    def _bot_seed(self, bot: _Bot) -> int:
-        return seeds.bot_seed(self.spec.fallback_seed, self.spec.match_id, bot.index, bot.launches)
-
-    def _id_jump(self, bot: _Bot) -> int:
-        return seeds.id_jump(self.spec.fallback_seed, self.spec.match_id, bot.index, bot.launches)
-
-    def _launch(self, bots: list[_Bot]) -> None:
-        """Start ``bots`` and wait (bounded) for their hellos; failures get ``no_start``."""
-        for batch in self._batches(bots):
-            self._launch_batch(batch)
-
-    def _launch_batch(self, bots: list[_Bot]) -> None:
-        waiting = []
-        for bot in bots:
-            bot.launches += 1
-            bot.seen.clear()
-            if bot.launches > 1:
-                self.next_id += self._id_jump(bot)
-            secret = secrets.token_hex(16)
-            bot.connection = wire.Connection(bot.spec.name, secret)
-            self._bind(bot)
-            env = {
-                "OHSEVEN_ENDPOINT": bot.endpoint,
-                "OHSEVEN_SECRET": secret,
-                "OHSEVEN_NAME": bot.spec.name,
-                # a seed for the bot's own randomness: the same match replays the same games
-                "OHSEVEN_SEED": str(self._bot_seed(bot)),
-                **self.extra_env,
-            }
-            bot.process = BotProcess(
-                list(bot.spec.command),
-                name=bot.spec.name,
-                bot_dir=bot.spec.directory,
-                socket_dir=bot.socket_dir,
-                env=env,
-                config=self._sandbox_for(bot.spec),
-            )
-            try:
-                bot.process.start()
-            except BotStartError as error:
-                self._lose(bot, FaultStatus.NO_START, str(error))
-                continue
-            waiting.append(bot)
-        deadline = self.clock() + self.spec.time_control.start_seconds
-        while True:
-            waiting = [
-                b
-                for b in waiting
-                if b.connection and b.connection.state is wire.State.AWAITING_HELLO
-            ]
-            for bot in waiting:
-                code = bot.process.poll() if bot.process else None
-                if code is not None:
-                    hint = bot.process.hint() if bot.process else ""
-                    why = f"exited with code {code} before hello{hint}"
-                    self._lose(bot, FaultStatus.NO_START, why)
-            waiting = [b for b in waiting if b.connection is not None]
-            self._watch()
-            waiting = [b for b in waiting if b.connection is not None]
-            now = self.clock()
-            if not waiting or now >= deadline:
-                break
-            self._pump(deadline - now)
-        for bot in waiting:
-            self._lose(
-                bot,
-                FaultStatus.NO_START,
-                f"no hello within {self.spec.time_control.start_seconds:g} s",
-            )
-
-    def _lose(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
-        """``bot``'s process is gone (crash or failed start): close and kill it, record why.
-
-        A crash (or an exit before hello) is a ``limit`` fault when the kernel enforced one of
-        the bot's limits."""
-        if status in (FaultStatus.CRASH, FaultStatus.NO_START) and bot.process is not None:
-            limit = bot.process.limit_hit()
-            if limit is not None:
-                status, detail = FaultStatus.LIMIT, f"{limit}; {detail}"
-        self._disconnect(bot)
-        self._fault(bot, status, detail)
-
-    def _disconnect(self, bot: _Bot) -> None:
-        """Close ``bot``'s connection, forget its routing id, and kill its process."""
-        if bot.connection is not None:
-            bot.connection.close()
-        bot.connection = None
-        if bot.routing_id is not None:
-            self.by_rid.pop(bot.routing_id, None)
-            bot.routing_id = None
-        self._stop(bot)
-
-    def clock(self) -> float:
-        """The tables' clock: monotonic time less the time spent killing bots.
-
-        A kill waits for the bot's processes to die, which a hostile bot can make take seconds
-        (many children sharing much memory); the seats that owe a move meanwhile must not pay
-        for it, neither in their bank nor by a reply left unread past its deadline."""
-        return time.monotonic() - self.stalled
-
-    def _stop(self, bot: _Bot) -> None:
-        if bot.process is not None:
-            started = time.monotonic()
-            bot.process.kill()
-            self.stalled += time.monotonic() - started
-            bot.logs.append(bot.process.log())
-            bot.process = None
-        self._unbind(bot)
-
-    def _fault(self, bot: _Bot, status: FaultStatus, detail: str) -> None:
-        """A fault of ``bot``: the table's (and its link's) business during a game of it, else
-        carried to its next game."""
-        state = self.state
-        seat = self.seat_of.get(bot.index) if state is not None else None
-        if state is None or seat is None:
-            bot.carry.append((status, detail))
-            self._count(bot, status)
-        else:
-            state.fault(seat, status, detail)  # the link's ``faulted`` counts it
-
-    def _count(self, bot: _Bot, status: FaultStatus) -> None:
-        """Count a fault of ``bot`` in the match; drop it at ``drop_after_faults``."""
-        if status is FaultStatus.DROPPED:
-            return
-        bot.faults += 1
-        if not bot.dropped and bot.faults >= self.drop_after_faults:
-            self._drop(bot, f"{bot.faults} faults in the match")
-
-    def _drop(self, bot: _Bot, why: str) -> None:
-        bot.dropped = True
-        if bot.connection is not None:
-            bot.connection.close()
-        if bot.routing_id is not None:
-            self.by_rid.pop(bot.routing_id, None)
-        self._stop(bot)
-        self._fault(bot, FaultStatus.DROPPED, why)
-
-    def _check_processes(self) -> None:
-        self.last_check = time.monotonic()
-        self._watch()
-        for bot in self.bots:
-            if bot.process is not None and bot.active:
-                code = bot.process.poll()
-                if code is not None:
-                    self._lose(bot, FaultStatus.CRASH, f"exited with code {code}")
-                    continue
-                limit = bot.process.limit_hit()  # a process of the bot was killed for it
-                if limit is not None:
-                    self._lose(bot, FaultStatus.LIMIT, limit)
-                    continue
-                bot.process.check_rest()  # frozen if it computes while it owes nothing
-
-    # -- messages
-
-    def _pump(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds (at most ``_WAIT_MS``) for a message and handle it
-        (one message per call).
-
-        A blocking receive with a timeout wakes as soon as the frame is there, where a poll
-        followed by a receive costs a second call; callers loop anyway, so one is enough. The
-        cap keeps the timeout the same from one decision to the next, so it is rarely set.
-        """
-        sock = self.socket
-        timeout_ms = min(_WAIT_MS, max(0, int(timeout * 1000 + 0.999)))
-        if timeout_ms != self.receive_timeout_ms:
-            sock.setsockopt(_RCVTIMEO, timeout_ms)
-            self.receive_timeout_ms = timeout_ms
-        try:
-            frames = [sock.recv()]
-        except zmq.Again:
-            return
-        if frames[0] not in self.by_rid:
-            self._stranger(frames[0])
-            return
-        # A ROUTER delivers the routing id and at least one frame, all parts at once. The frame
-        # is read as a zmq.Frame, whose ``more`` says whether parts follow without a read of
-        # the socket option (which costs more than reading the frame).
-        frame = sock.recv(_NOBLOCK, copy=False)
-        frames.append(frame.bytes)
-        if frame.more:
-            while sock.getsockopt(_RCVMORE):
-                frames.append(sock.recv(_NOBLOCK))
-        self._handle(frames)
-
-    def _stranger(self, rid: bytes) -> None:
-        """A frame of a routing id with no accepted hello: a hello is answered, at most
-        ``STRANGER_FRAMES`` frames per connection are read, and each frame beyond is a
-        ``protocol`` fault of the bot whose process opened the connection."""
-        sock = self.socket
-        parts = [sock.recv(_NOBLOCK, copy=False)]
-        while sock.getsockopt(_RCVMORE):
-            parts.append(sock.recv(_NOBLOCK, copy=False))
-        seen = self.strangers.get(rid)
-        if seen is None:
-            seen = self.strangers[rid] = [0, self._opener(parts[0])]
-        seen[0] += 1
-        if seen[0] <= STRANGER_FRAMES:
-            if len(parts) == 1:
-                message = wire.decode(parts[0].bytes)
-                if type(message) is wire.Hello:
-                    self._hello(rid, message)
-            return
-        bot = seen[1]
-        if bot is not None and bot.process is not None and not bot.dropped:
-            self._fault(
-                bot,
-                FaultStatus.PROTOCOL,
-                f"{seen[0]} frames on a connection that said no accepted hello "
-                f"(at most {STRANGER_FRAMES})",
-            )
-
-    def _opener(self, frame: zmq.Frame) -> _Bot | None:
-        """The bot whose process sent ``frame`` (by the peer's uid, else its process tree)."""
-        try:  # "host:uid:gid:pid" of the process that connected (SO_PEERCRED)
-            _, uid, _, pid = str(frame.get("Peer-Address")).rsplit(":", 3)
-            uid_n, pid_n = int(uid), int(pid)
-        except (ValueError, zmq.ZMQError):
-            return None
-        running = [(bot, bot.process) for bot in self.bots if bot.process is not None]
-        owners = [bot for bot, process in running if process.uid == uid_n]
-        if len(owners) == 1 and len({process.uid for _, process in running}) == len(running):
-            return owners[0]
-        roots = {process.pid: bot for bot, process in running if process.pid}
-        for _ in range(64):  # up the process tree to a bot's process
-            if pid_n in roots:
-                return roots[pid_n]
-            try:
-                with open(f"/proc/{pid_n}/stat") as handle:
-                    pid_n = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                return None
-            if pid_n <= 1:
-                return None
-        return None
-
-    def _handle(self, frames: list[bytes]) -> None:
-        rid = frames[0]
-        bot = self.by_rid.get(rid)
-        state = self.state
-        codec = self.codec
-        connection = bot.connection if bot is not None else None
-        if connection is not None and codec is not None and len(frames) == 2:
-            answer = connection.accept(frames[1], codec)
-            if answer is not None:  # the usual case: the legal move asked for
-                self._apply(state, *answer)
-                return
-        message = wire.decode(frames[1]) if len(frames) == 2 else None
-        if message is None:
-            message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
-        if bot is None or connection is None:
-            if bot is None and type(message) is wire.Hello:
-                self._hello(rid, message)
-            return  # unauthenticated frames are dropped
-        result = connection.receive(message, codec)
-        if result is None or isinstance(result, wire.Late):
-            return
-        if isinstance(result, wire.Accepted):
-            connection.answered()
-            assert state is not None  # a move is accepted only during a game
-            self._apply(state, result.request, result.move, result.error)
-            return
-        self._fault(bot, result.status, result.detail)
-
-    def _apply(
-        self, state: Table | None, request: wire.Request, move: Any, error: str | None = None
-    ) -> None:
-        """Hand the accepted ``move`` answering ``request`` to the table."""
-        assert state is not None  # a move is accepted only during a game
-        bot = self.bots_at[request.seat]
-        process = bot.process if bot is not None else None
-        if process is not None:  # its reply is in: it owes no decision until the next request
-            if process.pondering:
-                process.freeze()  # caught computing at rest before: frozen at once
-            else:
-                self.to_rest.append(process)  # its CPU time noted once the requests are out
-        state.answer(request, move, error)
-
-    def _hello(self, rid: bytes, hello: wire.Hello) -> None:
-        for bot in self.bots:
-            connection = bot.connection
-            if (
-                connection is not None
-                and connection.state is wire.State.AWAITING_HELLO
-                and connection.secret == hello.secret
-            ):
-                answer = connection.hello(hello)
-                if answer is None:
-                    reason = hello.problem or f"unsupported protocol {hello.protocol}"
-                    self._send(rid, wire.error(reason))
-                    if hello.problem is not None:
-                        self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
-                    return
-                bot.routing_id = rid
-                bot.ever_ready = True
-                self.by_rid[rid] = bot
-                self.strangers.pop(rid, None)
-                if bot.bound is not None:  # no connection can be opened to it any more
-                    with contextlib.suppress(OSError):
-                        os.unlink(bot.bound[len("ipc://") :])
-                self._send(rid, answer)
-                return
-        self._send(rid, wire.error("unknown secret"))
-
-    def _send(self, rid: bytes | None, frame: bytes) -> None:
-        # a peer that is gone or has a full queue loses the frame and will time out
-        if rid is None:  # no connection yet (or any more)
-            return
-        try:
-            send = self.send_frame
-            send(rid, _SEND_MORE)
-            send(frame, _NOBLOCK)
-        except zmq.ZMQError:
-            pass
-
-    # -- games
-
-    def _prepare(self, seats: list[_Bot]) -> None:
-        """Restart crashed bots of this game within budget; mark the others dropped."""
-        restart = []
-        for bot in seats:
-            if bot.dropped or bot.active:
-                continue
-            if not bot.ever_ready:  # it never started: restarting it would only cost time
-                if not any(status is FaultStatus.NO_START for status, _ in bot.carry):
-                    bot.carry.append((FaultStatus.NO_START, "it never said hello in this match"))
-                continue
-            if bot.restarts >= self.max_restarts:
-                self._drop(bot, f"not running and out of restarts ({self.max_restarts})")
-                continue
-            bot.restarts += 1
-            restart.append(bot)
-        if restart:
-            self._launch(restart)
-
-    def _renew(self, seats: list[_Bot], seed: int) -> None:
-        """Give a fresh process (and scratch) to every bot whose process has seen this deal.
-
-        Duplicate play deals the same cards to every rotation of a table: a process that
-        remembered the last rotation would know every other hand. So no process is ever shown a
-        deal twice; a renewal is not a restart (no fault, no budget spent).
-        """
-        stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
-        for bot in stale:
-            if bot.active:
-                self._send(bot.routing_id, wire.shutdown_message())
-            self._disconnect(bot)
-        if stale:
-            self._launch(stale)
-
-    def link(self, bot: _Bot) -> _BotLink:
-        """The link of ``bot``'s process to its seat."""
-        return _BotLink(self, bot)
-
-    def play(
-        self,
-        index: int,
-        game: Game,
-        links: list[Any],
-        bots_at: list[_Bot | None],
-        fallback: Fallback,
-        on_move: OnMove | None = None,
-        finish: bool = True,
-    ) -> Table:
-        """Play ``game`` (game ``index`` of the match) on the one loop: ``links`` per seat,
-        ``bots_at`` the referee's bot in each seat (None: an in-process seat). The bots'
-        carried faults open the game's faults; with ``finish`` they are told its end."""
-        clock = self.spec.time_control
-        state = Table(
-            game,
-            links,
-            index=index,
-            move_seconds=clock.move_seconds,
-            bank_seconds=clock.bank_seconds,
-            fallback=fallback,
-            transport=self,
-            clock=self.clock,
-            first_id=self.next_id,
-            on_move=on_move,
-        )
-        self.seat_of = {bot.index: seat for seat, bot in enumerate(bots_at) if bot is not None}
-        self.bots_at = bots_at
-        for seat, bot in enumerate(bots_at):
-            if bot is None:
-                continue
-            carried = [status for status, _ in bot.carry]
-            for status, detail in bot.carry:
-                state.faults.append(Fault(seat, status, detail))
-            bot.carry.clear()
-            if bot.dropped and FaultStatus.DROPPED not in carried:
-                state.faults.append(Fault(seat, FaultStatus.DROPPED, "dropped"))
-        self.codec = wire.MoveCodec(game)
-        self.state = state
-        try:
-            state.run()
-            self._settle()  # the last answers: at rest while the game is wrapped up
-            self._check_processes()  # a process killed since the last check: this game's fault
-            if finish:
-                state.finish()
-        finally:
-            self.next_id = state.next_id
-            self.state = None
-            self.codec = None
-            self.seat_of = {}
-        return state
-
-    def play_game(self, index: int) -> GameRecord:
-        spec = self.spec
-        seats = [self.bots[b] for b in spec.seatings[index]]
-        started = time.monotonic()
-        self.state = None
-        self._renew(seats, spec.seeds[index])
-        self._prepare(seats)
-        for bot in seats:
-            if bot.process is not None:
-                bot.seen.add(spec.seeds[index])
-        game = new_game(spec.rules, len(seats), spec.seeds[index])
-        links = [self.link(bot) for bot in seats]
-        fallback = RandomFallback(f"{spec.fallback_seed}:{index}")
-        state = self.play(index, game, links, list(seats), fallback)
-        result = game.result()
-        record = GameRecord(
-            match_id=spec.match_id,
-            game_index=index,
-            seed=spec.seeds[index],
-            seats=tuple(bot.spec.name for bot in seats),
-            totals=result.totals,
-            ranks=result.ranks,
-            faults=tuple(state.faults),
-            stats=game_statistics(game),
-            seconds=round(time.monotonic() - started, 6),
-        )
-        if self.replay_dir is not None:
-            path = _replay_path(self.replay_dir, spec.match_id, index)
-            save_replay(path, to_replay(game, record.seats, record.faults))
-            record = attrs.evolve(record, replay_path=path)
-        return record
-
-    def wait(self, table: Table, timeout: float) -> None:
-        """The table's transport: check the processes now and then, and handle a message
-        arriving within ``timeout`` (0: only the checks)."""
-        self._settle()
-        if time.monotonic() >= self.last_check + _PROCESS_CHECK_SECONDS:
-            self._check_processes()
-        if timeout > 0:
-            self._pump(timeout)
-
-    def _settle(self) -> None:
-        """What a decision leaves for after the next requests are out (the table waits on the
-        transport only then): the usual replies to them are noted, and the bots that answered
-        come to rest (their CPU time is read, which is not on the next bot's clock)."""
-        asked, resting = self.asked, self.to_rest
-        if asked:
-            codec = self.codec
-            if codec is not None:
-                for connection in asked:
-                    connection.expect(codec)
-            asked.clear()
-        if resting:
-            for process in resting:
-                process.freeze()
-            resting.clear()
-
-    # -- the end
-
-    def close(self) -> dict[str, str]:
-        """Shut every bot down (bounded), kill what is left, return the logs by bot name."""
-        self._settle()
-        for bot in self.bots:
-            if bot.active and bot.process is not None:
-                bot.process.thaw()
-                self._send(bot.routing_id, wire.shutdown_message())
-        deadline = time.monotonic() + SHUTDOWN_SECONDS
-        for bot in self.bots:  # each returns as soon as its bot exits
-            if bot.process is not None:
-                bot.process.wait(max(0.0, deadline - time.monotonic()))
-        for bot in self.bots:
-            self._stop(bot)
-        with contextlib.suppress(zmq.ZMQError):
-            self.socket.disable_monitor()
-        self.monitor.close(0)
-        self.socket.close(0)
-        self.context.term()
-        shutil.rmtree(self.socket_dir, ignore_errors=True)
-        return {bot.spec.name: "\n".join(log for log in bot.logs if log) for bot in self.bots}
+def play_game(referee: Referee, index: int, replay_dir: str | None = None) -> GameRecord:
+    """Play game ``index`` of ``referee``'s match spec (its seating, its deal) and record it;
+    with ``replay_dir`` its replay is saved there."""
+    spec = referee.spec
+    seats = [referee.bots[b] for b in spec.seatings[index]]
+    started = time.monotonic()
+    referee.prepare(seats, spec.seeds[index])
+    game = new_game(spec.rules, len(seats), spec.seeds[index])
+    links = [referee.link(bot) for bot in seats]
+    fallback = RandomFallback(f"{spec.fallback_seed}:{index}")
+    table = referee.play(index, game, links, seats, fallback)
+    result = game.result()
+    record = GameRecord(
+        match_id=spec.match_id,
+        game_index=index,
+        seed=spec.seeds[index],
+        seats=tuple(bot.spec.name for bot in seats),
+        totals=result.totals,
+        ranks=result.ranks,
+        faults=tuple(table.faults),
+        stats=game_statistics(game),
+        seconds=round(time.monotonic() - started, 6),
+    )
+    if replay_dir is not None:
+        path = _replay_path(replay_dir, spec.match_id, index)
+        save_replay(path, to_replay(game, record.seats, record.faults))
+        record = attrs.evolve(record, replay_path=path)
+    return record
 
 
 def _replay_path(replay_dir: str, match_id: str, index: int) -> str:
@@ -873,19 +102,17 @@ def play_match(
     """Play every game of ``spec`` at one table and return the records, bots' logs included."""
     _check_spec(spec)
     config = sandbox if sandbox is not None else SandboxConfig(mode="bwrap")
-    referee = _Referee(spec, config, max_restarts, drop_after_faults, replay_dir)
     games: list[GameRecord] = []
-    logs: dict[str, Any] = {}
-    try:
-        referee._launch(referee.bots)
+    with Referee(
+        spec, config, max_restarts=max_restarts, drop_after_faults=drop_after_faults
+    ) as referee:
+        referee.start()
         for index in range(len(spec.seatings)):
-            record = referee.play_game(index)
+            record = play_game(referee, index, replay_dir)
             games.append(record)
             if on_game is not None:
                 on_game(record)
-    finally:
-        logs = referee.close()
-    return MatchResult(spec, tuple(games), logs)
+    return MatchResult(spec, tuple(games), referee.close())
 
 
 def start_check(
@@ -912,16 +139,14 @@ def start_check(
             seeds=(),
             time_control=clock,
         )
-        referee = _Referee(spec, sandbox, 0, DEFAULT_DROP_AFTER_FAULTS)
-        try:
-            referee._launch(referee.bots)
+        with Referee(spec, sandbox, max_restarts=0) as referee:
+            referee.start()
             why = {
                 bot.spec.name: detail
                 for bot in referee.bots
-                for status, detail in bot.carry
+                for status, detail in bot.take_carried()
                 if status is FaultStatus.NO_START
             }
-        finally:
-            logs = referee.close()
+        logs = referee.close()
         failures.update((name, (detail, logs.get(name, ""))) for name, detail in why.items())
     return failures
