@@ -27,6 +27,8 @@ from ohseven.referee.cli.bot_args import (
     extra_paths,
     output_tail,
 )
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.match import MatchSpecError, play_match
 from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.settings import (
@@ -38,6 +40,7 @@ from ohseven.referee.sandbox.settings import (
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
 from ohseven.referee.terminal import console, markup, printable
+from rich.table import Table
 
 __all__ = [
     "configure",
@@ -178,8 +181,6 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
 
 
 def _print_table(summary: dict) -> None:
-    from rich.table import Table
-
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
     for column in ("bot", "points", "wins", "avg rank", "bid accuracy", "faults"):
@@ -213,9 +214,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.play.descriptors import raise_fd_limit
-    from ohseven.referee.play.match import MatchSpecError, play_match
-
     raise_fd_limit()
 
     try:
