@@ -34,7 +34,7 @@ class TestOutputTail:
         assert len(output_tail("x" * 5000, chars=100)) == 101
 
 
-class TestOutputTail:
+class TestOutputTailErrors:
     #: Node's output when a module is missing, with a long stack (its first lines say why)
     NODE = (
         "node:internal/modules/cjs/loader:1080\n  throw err;\n  ^\n\n"
