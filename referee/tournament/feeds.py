@@ -13,6 +13,7 @@ from ohseven.referee.plan.schedule import ScheduledMatch, draw_wave, iter_schedu
 from ohseven.referee.records import BotSpec
 from ohseven.referee.results.archive import REFUSED_KEY
 from ohseven.referee.results.board import Leaderboard
+from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
 
 __all__ = ["Feed", "LeagueFeed", "ScheduleFeed", "StoppingFeed", "matchmaking_ratings"]
@@ -92,8 +93,6 @@ def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
     board holds every earlier wave's games then, and nothing later): the order-free TrueSkill
     estimate the leaderboard ranks by (``ratings.order_free``), a function of the set of games
     (computed from them sorted by content), so the same whatever order they finished in."""
-    from ohseven.referee.results.ratings import order_free
-
     config = board.config
     if not board.games:  # every bot at the prior (and NumPy left unimported at the start)
         return {name: (r.mu, r.sigma) for name, r in board.prefix.ratings.items()}
