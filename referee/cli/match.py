@@ -27,7 +27,7 @@ from ohseven.referee.cli.bot_args import (
     extra_paths,
     output_tail,
 )
-from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
+from ohseven.referee.records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.process import (
     MODES,
@@ -40,17 +40,34 @@ from ohseven.referee.secret import derive_seed, secret_from_seed
 
 __all__ = [
     "configure",
+    "add_table_arguments",
+    "TableSetupError",
+    "check_table",
     "run",
     "game_seeds",
     "rotating_seatings",
     "summarise",
+    "print_summary",
     "render_faults",
 ]
 
 SHOWN_FAULTS = 5  # distinct faults listed per bot in the text report
 
 
+class TableSetupError(ValueError):
+    """Arguments of a table that cannot be played (rules, players, time control, sandbox,
+    paths); the message is the whole explanation."""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    add_table_arguments(parser, games_help="games to play (default: one per bot)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def add_table_arguments(parser: argparse.ArgumentParser, *, games_help: str) -> None:
+    """The options of a table of bots, shared by ``match`` and ``play``: the game and its
+    rules, the games and their seed, the time control, replays and the sandbox."""
     parser.add_argument("--game", choices=GAMES, default=OH_SEVEN, help="default: %(default)s")
     parser.add_argument(
         "--rule",
@@ -59,9 +76,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a rule option (repeatable), e.g. passing=true",
     )
-    parser.add_argument(
-        "--games", type=int, default=None, metavar="N", help="games to play (default: one per bot)"
-    )
+    parser.add_argument("--games", type=int, default=None, metavar="N", help=games_help)
     parser.add_argument(
         "--seed",
         type=int,
@@ -76,8 +91,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
     )
     add_extra_path_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
 
 
 def game_seeds(seed: int, games: int) -> tuple[int, ...]:
@@ -176,9 +189,12 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
     return 0, 0
 
 
-def _print_table(summary: dict) -> None:
+def print_summary(summary: dict) -> None:
+    """:func:`summarise`'s summary as a table (names as text, never markup), then each bot's
+    faults."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
@@ -188,7 +204,7 @@ def _print_table(summary: dict) -> None:
         faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
         accuracy = row["bid_accuracy"]
         table.add_row(
-            row["name"],
+            Text(row["name"]),
             str(row["points"]),
             str(row["wins"]),
             "-" if row["avg_rank"] is None else f"{row['avg_rank']:.2f}",
@@ -212,6 +228,41 @@ def _fail(message: str) -> int:
     return 2
 
 
+def check_table(
+    args: argparse.Namespace, bots: Sequence[BotSpec], players: int, games: int
+) -> tuple[Rules, SandboxConfig, str | None]:
+    """The rules, sandbox and replay folder of :func:`add_table_arguments`' options for a
+    table of ``players`` with ``bots`` playing ``games`` games, checked (the replay folder is
+    made); raises :class:`TableSetupError`."""
+    try:
+        rules = Rules.make(args.game, args.rule)
+        rules.check_players(players)
+    except InvalidRulesError as error:
+        raise TableSetupError(str(error)) from None
+    if games < 1:
+        raise TableSetupError(f"--games must be at least 1, not {games}")
+    if not args.move_timeout > 0 or not args.bank >= 0:
+        raise TableSetupError("--move-timeout must be positive and --bank not negative")
+    try:
+        shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
+    except BotArgumentError as error:
+        raise TableSetupError(str(error)) from None
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
+    try:
+        check_sandbox(config)
+    except SandboxError as error:
+        raise TableSetupError(str(error)) from None
+    cgroups.warn_unavailable()  # once: what is not enforced without cgroups
+    replay_dir = None
+    if args.replays:
+        try:
+            os.makedirs(args.replays, exist_ok=True)
+        except OSError as error:
+            raise TableSetupError(f"--replays {args.replays}: {error.strerror}") from None
+        replay_dir = args.replays
+    return rules, config, replay_dir
+
+
 def run(args: argparse.Namespace) -> int:
     from ohseven.referee.play.descriptors import raise_fd_limit
     from ohseven.referee.play.match import MatchSpecError, play_match
@@ -219,33 +270,14 @@ def run(args: argparse.Namespace) -> int:
     raise_fd_limit()
 
     try:
-        rules = Rules.make(args.game, args.rule)
         bots = bot_specs(args.bots)
-        rules.check_players(len(bots))
-    except (InvalidRulesError, BotArgumentError) as error:
-        return _fail(str(error))
-    games = len(bots) if args.games is None else args.games
-    if games < 1:
-        return _fail(f"--games must be at least 1, not {games}")
-    if not args.move_timeout > 0 or not args.bank >= 0:
-        return _fail("--move-timeout must be positive and --bank not negative")
-    try:
-        shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
     except BotArgumentError as error:
         return _fail(str(error))
-    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
+    games = len(bots) if args.games is None else args.games
     try:
-        check_sandbox(config)
-    except SandboxError as error:
+        rules, config, replay_dir = check_table(args, bots, len(bots), games)
+    except TableSetupError as error:
         return _fail(str(error))
-    cgroups.warn_unavailable()  # once: what is not enforced without cgroups
-    replay_dir = None
-    if args.replays:
-        try:
-            os.makedirs(args.replays, exist_ok=True)
-        except OSError as error:
-            return _fail(f"--replays {args.replays}: {error.strerror}")
-        replay_dir = args.replays
     seed = announce_seed(args.seed)
     spec = MatchSpec(
         match_id="match",
@@ -269,5 +301,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        _print_table(summary)
+        print_summary(summary)
     return 0
