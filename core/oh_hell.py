@@ -64,7 +64,7 @@ def _hell_options(rules: Rules) -> tuple[bool, bool, bool, bool, bool, str, int]
                 bool(values["miss_scores_tricks"]),
                 bool(values["zero_bid_bonus"]),
                 str(values["hand_order"]),
-                int(values["max_hand"]),
+                int(rules["max_hand"]),
             ),
         )
     return entry[1]

@@ -189,17 +189,17 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
     return 0, 0
 
 
-def print_summary(summary: dict) -> None:
-    """:func:`summarise`'s summary as a table (names as text, never markup), then each bot's
-    faults."""
+def print_summary(summary: dict, who: str = "bot") -> None:
+    """:func:`summarise`'s summary as a table (names as text, never markup; ``who`` heads
+    their column), then each bot's faults."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
-    for column in ("bot", "points", "wins", "avg rank", "bid accuracy", "faults"):
-        table.add_column(column, justify="left" if column in ("bot", "faults") else "right")
+    for column in (who, "points", "wins", "avg rank", "bid accuracy", "faults"):
+        table.add_column(column, justify="left" if column in (who, "faults") else "right")
     for row in sorted(summary["bots"], key=lambda r: -r["points"]):
         faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
         accuracy = row["bid_accuracy"]

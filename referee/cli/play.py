@@ -208,7 +208,7 @@ def _report(
         person = BotSpec(name, ("(a person at the keyboard)",))
         everyone = attrs.evolve(spec, bots=(*spec.bots, person))
         summary = summarise(MatchResult(everyone, tuple(records), logs))
-        print_summary(summary)
+        print_summary(summary, who="player")
     else:
         console.print("No game was finished.")
     for record in records:

@@ -92,6 +92,7 @@ def safe_name(name: str) -> str:
 
 _SYMBOL_SUIT = {symbol: suit for suit, symbol in SUIT_SYMBOLS.items()}
 _TOKEN = re.compile(r"[\s,;]+")
+_NUMBER = re.compile(r"#?[0-9]{1,6}")  # ASCII digits only: "²".isdigit() holds
 
 
 def _card_of(token: str, game: str) -> str | None:
@@ -108,10 +109,9 @@ def _card_of(token: str, game: str) -> str | None:
 
 def _numbered(token: str, legal: Sequence[Any]) -> Any:
     """Item ``#N``/``N`` of ``legal`` (counted from 1), else raise."""
-    digits = token.lstrip("#")
-    if not digits.isdigit():
+    if not _NUMBER.fullmatch(token):
         raise AnswerError(f"{token!r} is neither a card nor a number of the legal list")
-    number = int(digits)
+    number = int(token.lstrip("#"))
     if not 1 <= number <= len(legal):
         raise AnswerError(f"there is no move number {number}: the legal list has 1 to {len(legal)}")
     return legal[number - 1]
@@ -157,7 +157,7 @@ def parse_answer(
         raise AnswerError(f"one {'bid' if kind == 'bid' else 'card'} please, not {len(tokens)}")
     token = tokens[0]
     if kind == "bid" and game == OH_HELL and not token.startswith("#"):
-        if not token.isdigit():
+        if not _NUMBER.fullmatch(token):
             raise AnswerError(f"a bid is a number of tricks: one of {_legal_text(legal)}")
         bid = int(token)
         if bid not in legal:
@@ -176,7 +176,8 @@ def _parse_pass(
     tokens: Sequence[str], legal: Sequence[Any], count: int, game: str, view: View | None
 ) -> list[str]:
     if len(tokens) != count:
-        raise AnswerError(f"pass exactly {count} card{'s' if count != 1 else ''}, not {len(tokens)}")
+        many = f"{count} card{'s' if count != 1 else ''}"
+        raise AnswerError(f"pass exactly {many}, not {len(tokens)}")
     cards = []
     for token in tokens:
         card = _card_of(token, game)
@@ -211,7 +212,8 @@ def describe_event(event: Mapping[str, Any], names: Sequence[str], seat: int) ->
         players = ", ".join(who(s) for s in range(len(names)))
         return f"Game {int(event.get('index', 0)) + 1}: {event['game']}, seats {players}"
     if kind == "round":
-        text = f"Round {int(event['round']) + 1}: {event['hand_size']} cards each"
+        size = int(event["hand_size"])
+        text = f"Round {int(event['round']) + 1}: {size} card{'' if size == 1 else 's'} each"
         if event.get("deal"):
             text += f" (deal {int(event['deal']) + 1})"
         if event.get("dealer") is not None:
@@ -297,7 +299,8 @@ class HumanLink:
 
     def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
         self._fold(events)
-        self.view.set_request({"kind": request.kind, "legal": request.legal, "count": request.count})
+        kind, legal, count = request.kind, request.legal, request.count
+        self.view.set_request({"kind": kind, "legal": legal, "count": count})
         move = self.front.ask(self.turn(request))
         table.answer(request, move_from_wire(table.game, request.kind, move))
 
@@ -368,7 +371,9 @@ def position(turn: Turn) -> dict[str, Any]:
         ],
         "used_bids": list(view.used_bids),
         "trick": [[s, c] for s, c in view.trick],
-        "last_trick": None if last is None else {"leader": last[0], "cards": last[1], "winner": last[2]},
+        "last_trick": (
+            None if last is None else {"leader": last[0], "cards": last[1], "winner": last[2]}
+        ),
         "tricks_won": list(view.tricks_won),
         "scores": list(view.scores),
         "sheet": sheet,

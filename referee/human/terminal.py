@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ohseven.core.names import OH_SEVEN
+from ohseven.core.names import OH_HELL, OH_SEVEN
 from ohseven.referee.human.seat import (
     DISPLAY_SUITS,
     SUIT_NAMES,
@@ -55,6 +55,14 @@ def _cards(cards: Sequence[str], trump: str | None) -> Text:
     return text
 
 
+def _yours(name: str) -> str:
+    return name if name == "you" else f"{name} (you)"
+
+
+def _cards_each(size: int) -> str:
+    return f"{size} card{'' if size == 1 else 's'} each"
+
+
 class TerminalFront:
     """Draws each turn on ``console`` and reads answers with ``read`` (default: the console's
     input, which raises ``EOFError`` at the end of input)."""
@@ -78,10 +86,10 @@ class TerminalFront:
         self._news(turn)
         state = position(turn)
         names, seat, trump = state["names"], state["seat"], state["trump"]
-        you = [f"{name} (you)" if s == seat else name for s, name in enumerate(names)]
+        you = [_yours(name) if s == seat else name for s, name in enumerate(names)]
         heading = (
             f"Game {state['game_number']}/{state['games']} \u00b7 {state['game']} \u00b7 round "
-            f"{state['round']}/{state['rounds']} \u00b7 {state['hand_size']} cards each"
+            f"{state['round']}/{state['rounds']} \u00b7 {_cards_each(state['hand_size'])}"
         )
         self.console.rule(Text(heading))
         line = Text("Trump: ")
@@ -90,7 +98,8 @@ class TerminalFront:
             if state["trump_card"]:
                 line.append(f" (turned up {state['trump_card']})")
         else:
-            line.append("not chosen yet (the top bid sets it)" if state["game"] == OH_SEVEN else "none")
+            oh_seven = state["game"] == OH_SEVEN
+            line.append("not chosen yet (the top bid sets it)" if oh_seven else "none")
         if state["dealer"] is not None:
             line.append(f"   dealer: {you[state['dealer']]}")
         self.console.print(line)
@@ -152,6 +161,9 @@ class TerminalFront:
     def _legal(self, turn: Turn) -> None:
         request = turn.request
         assert request is not None
+        if request.kind == "bid" and turn.view.game == OH_HELL:  # a number is the bid itself
+            self.console.print(Text("Legal bids: " + " ".join(map(str, request.legal))))
+            return
         text = Text("Legal: ")
         for i, move in enumerate(request.legal, 1):
             text.append(f"{i}) ")

@@ -78,9 +78,7 @@ def play_game(
     seats: list[Contestant | None] = list(bots)
     for seat in sorted(guests):
         seats.insert(seat, None)
-    names = tuple(
-        guests[s][0] if bot is None else bot.spec.name for s, bot in enumerate(seats)
-    )
+    names = tuple(guests[s][0] if bot is None else bot.spec.name for s, bot in enumerate(seats))
     started = time.monotonic()
     referee.prepare(bots, spec.seeds[index])
     game = new_game(spec.rules, len(seats), spec.seeds[index])
