@@ -138,7 +138,8 @@ def _entropy(p: float) -> float:
 def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, float, float] | None:
     """(bits/s, error rate, capacity bits/s) of ``channel`` with slots of ``slot_ms``; None if
     the sandbox hides what the receiver would read."""
-    from ohseven.referee.sandbox.process import BotProcess, SandboxConfig
+    from ohseven.referee.sandbox.process import BotProcess
+    from ohseven.referee.sandbox.settings import SandboxConfig
 
     slot = slot_ms / 1000
     bits = PREAMBLE + payload

@@ -53,7 +53,7 @@ from itertools import combinations
 from pathlib import Path
 
 import yaml
-from ohseven.referee.plan.config import load_config_text
+from ohseven.referee.plan.loader import load_config_text
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.run import run_tournament
 

@@ -162,7 +162,7 @@ def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> 
     from ohseven.referee.play.match import play_match
     from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
     from ohseven.referee.replay import load_replay
-    from ohseven.referee.sandbox.process import SandboxConfig
+    from ohseven.referee.sandbox.settings import SandboxConfig
 
     replays = tempfile.mkdtemp(prefix="ohseven-bench-replays-")
     spec = MatchSpec(
@@ -217,7 +217,7 @@ def random_bot() -> str:
 
 def main() -> int:
     from ohseven.referee.sandbox import cgroups
-    from ohseven.referee.sandbox.process import SandboxConfig, SandboxError, check_sandbox
+    from ohseven.referee.sandbox.settings import SandboxConfig, SandboxError, check_sandbox
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--round-trips", type=int, default=4500)

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ohseven.core.rules import competition_ranks
-from ohseven.referee.plan.config import example_bots_dir, load_config
+from ohseven.referee.plan.loader import example_bots_dir, load_config
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 
 MODE = "bwrap" if shutil.which("bwrap") else "unsandboxed"

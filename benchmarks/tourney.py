@@ -40,7 +40,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ohseven.referee.plan.config import load_config
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.run import run_tournament
 
@@ -236,7 +236,7 @@ def quickstart_run(
 ) -> tuple[float, int, int]:
     """(wall seconds, games, bot faults) of the quickstart with ``deals``."""
     import yaml
-    from ohseven.referee.plan.config import load_config_text
+    from ohseven.referee.plan.loader import load_config_text
 
     document = yaml.safe_load(QUICKSTART.read_text())
     document["schedule"]["deals"] = deals
@@ -305,7 +305,8 @@ def _hello_time(
     import secrets as _secrets
 
     import zmq
-    from ohseven.referee.sandbox.process import BotProcess, SandboxConfig
+    from ohseven.referee.sandbox.process import BotProcess
+    from ohseven.referee.sandbox.settings import SandboxConfig
 
     socket_dir = Path(tempfile.mkdtemp(dir=folder))
     context = zmq.Context()

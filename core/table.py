@@ -33,9 +33,26 @@ from .rules import RulesError
 from .seeds import fallback_rng
 from .wire import legal_to_wire
 
-__all__ = ["Request", "Link", "Transport", "Fallback", "RandomFallback", "Table", "OnMove"]
+__all__ = [
+    "Request",
+    "Link",
+    "LinkBase",
+    "Transport",
+    "Fallback",
+    "RandomFallback",
+    "Table",
+    "OnMove",
+    "request_message",
+    "DEFAULT_MOVE_SECONDS",
+    "DEFAULT_BANK_SECONDS",
+]
 
 _KIND = {phase: phase.value for phase in Phase}  # a request's kind in each phase
+
+#: The referee's default time control (``referee.records.TimeControl``, the SDK's local
+#: games): the limit of one decision and the bank of a game, in seconds.
+DEFAULT_MOVE_SECONDS = 1.0
+DEFAULT_BANK_SECONDS = 10.0
 
 
 class Request:
@@ -92,6 +109,49 @@ class Link(Protocol):
         self, table: Table, seat: int, status: FaultStatus, request: Request | None
     ) -> None:
         """``seat`` just faulted (recorded); ``request`` is the request it no longer owes."""
+
+
+class LinkBase:
+    """A base for in-process links: always usable, nothing to wake, nothing to tell, and a
+    fault costs them nothing. A subclass answers in :meth:`send` (``synchronous``, the
+    default) and overrides what else it needs."""
+
+    synchronous = True
+    __slots__ = ()
+
+    def usable(self) -> bool:
+        return True
+
+    def wake(self) -> None:
+        return None
+
+    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} answers no request")
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        return None
+
+    def faulted(
+        self, table: Table, seat: int, status: FaultStatus, request: Request | None
+    ) -> None:
+        return None
+
+
+def request_message(request: Request, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The protocol's request message (PROTOCOL.md) asking ``request`` with the seat's
+    ``events``: ``time_ms`` is all the seat has for it (the per-decision limit plus what is
+    left of its bank), ``bank_ms`` what is left of its bank. The referee sends it to a bot
+    process; the SDK's local games hand it to their bots."""
+    return {
+        "type": "request",
+        "id": request.id,
+        "kind": request.kind,
+        "events": events,
+        "legal": request.legal,
+        "count": request.count,
+        "time_ms": max(0, int((request.deadline - request.sent) * 1000)),
+        "bank_ms": request.bank_ms,
+    }
 
 
 class Transport(Protocol):

@@ -44,6 +44,8 @@ __all__ = [
     "load_replay",
     "validate_replay",
     "start_game",
+    "play_move",
+    "game_after",
 ]
 
 FORMAT = "ohseven-replay"
@@ -166,6 +168,37 @@ def start_game(replay: dict[str, Any]) -> Game:
         raise ReplayError(f"replay header: cannot start the game: {error}") from None
 
 
+def play_move(game: Game, entry: object, index: int = 0) -> None:
+    """Play a replay's move ``entry`` (``[seat, kind, move]``, the move in wire form), move
+    ``index`` of its game, on ``game`` (raises :class:`ReplayError` naming it)."""
+    if not isinstance(entry, list | tuple) or len(entry) != 3:
+        raise ReplayError(f"move {index}: expected [seat, kind, move], not {entry!r}")
+    seat, kind, value = entry
+    if game.is_over:
+        raise ReplayError(f"{_where(entry, index)}: the game is already over")
+    if kind != game.phase.value:
+        raise ReplayError(
+            f"{_where(entry, index)}: the game asks for a {game.phase.value} decision"
+        )
+    try:
+        game.push(seat, move_from_wire(game, kind, value))
+    except (RulesError, ValueError, TypeError) as error:
+        raise ReplayError(f"{_where(entry, index)}: {error}") from None
+
+
+def _where(entry: Any, index: int) -> str:
+    seat, kind, value = entry
+    return f"move {index} (seat {seat} {kind} {value!r})"
+
+
+def game_after(replay: dict[str, Any], moves: int) -> Game:
+    """The game of ``replay`` after its first ``moves`` moves (raises :class:`ReplayError`)."""
+    game = start_game(replay)
+    for index, entry in enumerate(replay["moves"][:moves]):
+        play_move(game, entry, index)
+    return game
+
+
 def validate_replay(replay: dict[str, Any]) -> Game:
     """Replay the moves through a fresh engine; return the game, or raise :class:`ReplayError`
     naming the first move or event that differs from the record."""
@@ -173,20 +206,8 @@ def validate_replay(replay: dict[str, Any]) -> Game:
     recorded = replay["events"]
     checked = _compare_events(game, recorded, 0, "the start of the game")
     for index, entry in enumerate(replay["moves"]):
-        if not isinstance(entry, list | tuple) or len(entry) != 3:
-            raise ReplayError(f"move {index}: expected [seat, kind, move], not {entry!r}")
-        seat, kind, value = entry
-        where = f"move {index} (seat {seat} {kind} {value!r})"
-        if game.is_over:
-            raise ReplayError(f"{where}: the game is already over")
-        if kind != game.phase.value:
-            raise ReplayError(f"{where}: the game asks for a {game.phase.value} decision")
-        try:
-            move = move_from_wire(game, kind, value)
-            game.push(seat, move)
-        except (RulesError, ValueError, TypeError) as error:
-            raise ReplayError(f"{where}: {error}") from None
-        checked = _compare_events(game, recorded, checked, where)
+        play_move(game, entry, index)
+        checked = _compare_events(game, recorded, checked, _where(entry, index))
     if checked != len(recorded):
         raise ReplayError(
             f"event {checked}: the replay records {len(recorded) - checked} events after the "

@@ -18,7 +18,8 @@ from ohseven.referee.play import referee
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import BotProcess, Limits, SandboxConfig
+from ohseven.referee.sandbox.process import BotProcess
+from ohseven.referee.sandbox.settings import Limits, SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

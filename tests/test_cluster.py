@@ -29,7 +29,8 @@ from conftest import FIXED_BOT_SOURCE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Rules
-from ohseven.referee.plan.config import ConfigError, example_bots_dir, load_config, load_config_text
+from ohseven.referee.plan.config import ConfigError
+from ohseven.referee.plan.loader import example_bots_dir, load_config, load_config_text
 from ohseven.referee.plan.schedule import build_schedule
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec

@@ -9,16 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee.plan.config import (
-    DEMO_CONFIG,
-    TOP_KEYS,
-    ConfigError,
-    StopRule,
-    changed_keys,
-    demo_config,
-    load_config,
-    load_config_text,
-)
+from ohseven.referee.plan.config import ConfigError, StopRule
+from ohseven.referee.plan.digests import changed_keys
+from ohseven.referee.plan.loader import DEMO_CONFIG, demo_config, load_config, load_config_text
+from ohseven.referee.plan.sections import TOP_KEYS
 from ohseven.referee.records import TimeControl
 
 GOOD = """\

@@ -15,12 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee.plan.config import (
-    TourneyConfig,
-    demo_config,
-    example_bots_dir,
-    load_config_text,
-)
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.loader import demo_config, example_bots_dir, load_config_text
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import Leaderboard
 from ohseven.referee.results.display import Display, board_table, print_board, short_names

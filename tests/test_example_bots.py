@@ -16,7 +16,7 @@ from ohseven.core.rules import Rules
 from ohseven.example_bots import heuristic_bot, montecarlo_bot, random_bot
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.sdk import View, local_game, local_match
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ohseven.referee.plan.config import TourneyConfig, demo_config
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.loader import demo_config
 from ohseven.referee.plan.schedule import build_schedule
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import Leaderboard

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Rules
-from ohseven.referee.plan.config import load_config
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.descriptors import FD_PER_BOT, bot_capacity, raise_fd_limit
 from ohseven.referee.play.match import play_match
 from ohseven.referee.play.referee import MAX_CONNECTIONS
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.results.store import Store
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.tournament.run import run_tournament
 from test_hostile import (
     DROP_AFTER,

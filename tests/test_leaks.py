@@ -26,7 +26,7 @@ from ohseven.core.rules import Rules
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

@@ -12,7 +12,7 @@ from ohseven.core.rules import Rules, competition_ranks
 from ohseven.referee.play.match import MatchSpecError, play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, validate_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

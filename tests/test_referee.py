@@ -15,7 +15,7 @@ from ohseven.core.table import RandomFallback, Request, Table
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, FaultStatus, MatchSpec, TimeControl
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

@@ -13,7 +13,9 @@ from ohseven.core.rules import OhHellGame, OhSevenGame, Phase, new_game
 from ohseven.referee.records import Fault, FaultStatus
 from ohseven.referee.replay import (
     ReplayError,
+    game_after,
     load_replay,
+    play_move,
     save_replay,
     to_replay,
     validate_replay,
@@ -205,3 +207,39 @@ class TestFiles:
 def test_phase_names_are_move_kinds():
     """The move kinds on the wire are the engine's decision phases."""
     assert {Phase.PASS.value, Phase.BID.value, Phase.PLAY.value} == {"pass", "bid", "play"}
+
+
+class TestGameAfter:
+    @settings(max_examples=20, deadline=None)
+    @given(
+        config=st.sampled_from(
+            [("oh-seven", 4, {"passing": True}), ("oh-hell", 5, {"simultaneous_bids": True})]
+        ),
+        seed=st.integers(0, 10_000),
+        cut=st.floats(0, 1),
+    )
+    def test_the_game_after_n_moves_is_the_recorded_one(self, config, seed, cut):
+        """``game_after(replay, n)`` is the recorded game after its first ``n`` moves: its
+        events are the replay's first ones, its moves the first ``n`` (one mechanism for
+        validation, ``replay``'s decisions and its rebuilt positions)."""
+        name, players, options = config
+        game = finished(name, players, seed, options)
+        replay = to_replay(game)
+        moves = int(cut * len(replay["moves"]))
+        after = game_after(replay, moves)
+        assert to_replay(after)["moves"] == replay["moves"][:moves]
+        assert after.events == replay["events"][: len(after.events)]
+        if moves == len(replay["moves"]):
+            assert after.is_over and after.result() == game.result()
+
+    def test_play_move_names_a_bad_move(self):
+        """A move the game cannot take is a ReplayError naming its index and content."""
+        replay = to_replay(finished())
+        game = game_after(replay, 3)
+        seat, kind, value = replay["moves"][3]
+        with pytest.raises(ReplayError, match=r"move 3 \(seat .* 'XX'\)"):
+            play_move(game, [seat, kind, "XX"], 3)
+        with pytest.raises(ReplayError, match="move 3: expected"):
+            play_move(game, [seat, kind], 3)
+        play_move(game, replay["moves"][3], 3)
+        assert to_replay(game)["moves"] == replay["moves"][:4]

@@ -24,7 +24,7 @@ from ohseven.referee.cli.replay import decisions, game_index
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import MatchSpec, TimeControl
 from ohseven.referee.replay import load_replay, save_replay, to_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.sandbox.staging import staged_bots
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')

@@ -17,16 +17,16 @@ import pytest
 import zmq
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee.sandbox import process as sandbox_module
-from ohseven.referee.sandbox.process import (
-    BotProcess,
+from ohseven.referee.sandbox import uids
+from ohseven.referee.sandbox.capture import LogBuffer
+from ohseven.referee.sandbox.process import BotProcess
+from ohseven.referee.sandbox.seccomp import FCNTL_DENIED, SYSCALLS, seccomp_program
+from ohseven.referee.sandbox.settings import (
     BotStartError,
     Limits,
     SandboxConfig,
     SandboxError,
-    _LogBuffer,
     check_sandbox,
-    seccomp_program,
 )
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
@@ -407,15 +407,14 @@ class TestCovertChannels:
     def test_filter_covers_each_lock_command(self, machine):
         """The filter names fcntl's lock, lease and notify commands and every signalling
         syscall of the machine's table."""
-        from ohseven.referee.sandbox.process import _FCNTL_DENIED, _SYSCALLS
 
         program = seccomp_program(machine)
         assert program is not None
         words = {
             int.from_bytes(program[i + 4 : i + 8], sys.byteorder) for i in range(0, len(program), 8)
         }
-        assert set(_FCNTL_DENIED) <= words
-        assert set(_SYSCALLS[machine][4].values()) <= words
+        assert set(FCNTL_DENIED) <= words
+        assert set(SYSCALLS[machine][4].values()) <= words
 
 
 class TestLimits:
@@ -512,7 +511,8 @@ class TestKill:
         """A referee (or worker) killed with SIGKILL leaves no bot behind."""
         script = (
             "import sys, time\n"
-            "from ohseven.referee.sandbox.process import BotProcess, SandboxConfig\n"
+            "from ohseven.referee.sandbox.process import BotProcess\n"
+            "from ohseven.referee.sandbox.settings import SandboxConfig\n"
             "bot = BotProcess([sys.executable, '-c', 'import time; time.sleep(60)'],"
             " name='orphan',"
             f" bot_dir=None, socket_dir={dirs['sock']!r}, env={{}},"
@@ -634,7 +634,7 @@ class TestLogBuffer:
     @given(st.lists(st.binary(max_size=300), max_size=40), st.integers(1, 500))
     def test_bounded_head_and_tail(self, chunks, limit):
         """The log keeps exactly the first and last halves of the stream, never more."""
-        buffer = _LogBuffer(limit)
+        buffer = LogBuffer(limit)
         for chunk in chunks:
             buffer.add(chunk)
         stream = b"".join(chunks)
@@ -699,27 +699,27 @@ class TestUidLeases:
 
     def test_a_uid_not_released_clean_is_scanned_and_its_leftovers_killed(self):
         """A lease of a uid whose last holder did not release it clean kills its processes."""
-        lease = sandbox_module._lease_uid(self.CONFIG)
+        lease = uids.lease_uid(self.CONFIG)
         assert lease is not None
         uid = lease.uid
         lease.release()  # not clean: as if the holder died
         squatter = self._squatter(uid)
         time.sleep(0.2)
-        again = sandbox_module._lease_uid(self.CONFIG)
+        again = uids.lease_uid(self.CONFIG)
         assert again is not None and again.uid == uid
         assert squatter.wait(5) == -9
         again.release(clean=True)
 
     def test_a_uid_released_clean_is_not_scanned(self, monkeypatch):
         """A uid released clean is leased again without the /proc scan; held, it is not clean."""
-        lease = sandbox_module._lease_uid(self.CONFIG)
+        lease = uids.lease_uid(self.CONFIG)
         assert lease is not None
         lease.release(clean=True)
         scans = []
-        monkeypatch.setattr(sandbox_module, "_kill_uid", lambda uid: scans.append(uid) or True)
-        again = sandbox_module._lease_uid(self.CONFIG)
+        monkeypatch.setattr(uids, "kill_uid", lambda uid: scans.append(uid) or True)
+        again = uids.lease_uid(self.CONFIG)
         assert again is not None and scans == []
-        path = os.path.join(sandbox_module._uid_lock_dir(), str(again.uid))
+        path = os.path.join(uids.uid_lock_dir(), str(again.uid))
         with open(path, "rb") as handle:
             assert handle.read() == b""  # held: no longer marked clean
         again.release(clean=True)
@@ -737,5 +737,5 @@ class TestUidLeases:
         bot.start()
         uid = bot.uid
         bot.kill()
-        with open(os.path.join(sandbox_module._uid_lock_dir(), str(uid)), "rb") as handle:
+        with open(os.path.join(uids.uid_lock_dir(), str(uid)), "rb") as handle:
             assert handle.read() == b"clean"

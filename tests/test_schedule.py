@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ohseven.referee.plan.config import load_config_text
+from ohseven.referee.plan.loader import load_config_text
 from ohseven.referee.plan.schedule import (
     build_schedule,
     draw_wave,

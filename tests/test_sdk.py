@@ -10,7 +10,7 @@ import pytest
 from ohseven.core.rules import Rules, competition_ranks
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.sdk import Bot, BotAnswerError, Driver, local_game, local_match
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

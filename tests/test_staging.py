@@ -12,12 +12,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
-from ohseven.referee.plan.config import ConfigError, load_config
+from ohseven.referee.plan.config import ConfigError
+from ohseven.referee.plan.loader import load_config
 from ohseven.referee.records import BotSpec
 from ohseven.referee.results.store import DB_NAME, Store
 from ohseven.referee.sandbox.staging import (
+    STAGE_LIMIT_BYTES,
     Plan,
+    StageLimits,
     StagingError,
     plan_bots,
     stage,
@@ -29,6 +33,8 @@ from ohseven.referee.tournament.run import STAGING_NAME, TourneyError, run_tourn
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
 PROBE = os.path.join(os.path.dirname(__file__), "bots", "sandbox_probe.py")
+HOSTILE = os.path.join(os.path.dirname(__file__), "bots", "hostile_bot.py")
+STRANGER = 54321  # the uid of a competitor's folder: no account, not the referee
 REFEREE = shutil.which("ohseven-referee") or "ohseven-referee"
 PY = sys.executable
 
@@ -329,3 +335,83 @@ class TestCommandLine:
         )
         report = json.loads(completed.stdout)
         assert completed.returncode == 0, json.dumps(report)[:3000]
+
+
+class TestHostileFolders:
+    """A bot's folder made to break the staging: each fails alone, with its reason."""
+
+    def test_a_link_that_becomes_a_folder_changes_no_digest(self, folder):
+        """Entries are classified by lstat: a link to a path that is absent when the digest is
+        taken and a folder when the copy is made is the same link."""
+        os.symlink("../out", folder / "third" / "zz-peek")  # after the files
+        plan = Plan("third", str(folder / "third"))
+        before = tree_digest(plan)
+        (folder / "out").mkdir()
+        assert tree_digest(plan) == before
+        os.symlink("../elsewhere", folder / "third" / "zz-other")  # a new link still counts
+        assert tree_digest(plan) != before
+
+    def test_a_link_to_the_output_folder_does_not_stop_the_tournament(self, folder):
+        """The output folder does not exist when the configuration is read, and does when
+        the bots are copied: a bot linking to it runs like the others (and sees nothing)."""
+        os.symlink("../out", folder / "third" / "zz-peek")  # after the files
+        config = load_config(write_config(folder, ["spy", "log"]))
+        outcome = run_tournament(config, workers=1, fresh=True)
+        assert outcome.complete and not outcome.failed
+
+    def competitor(self, folder: Path, *args: str) -> list[str]:
+        """A competitor's folder (owned by another uid) holding the hostile bot, and the
+        ``match`` command running it against another bot."""
+        evil = folder / "evil"
+        evil.mkdir()
+        shutil.copy(HOSTILE, evil / "hostile_bot.py")
+        os.chown(evil, STRANGER, STRANGER)
+        os.chown(evil / "hostile_bot.py", STRANGER, STRANGER)
+        bot = " ".join([PY, str(evil / "hostile_bot.py"), *args])
+        return [REFEREE, "match", bot, str(folder / "other_bot.py"), "--games", "1"]
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
+    def test_a_hard_link_to_a_secret_is_not_copied(self, folder):
+        """A hard link in a competitor's folder to a file it cannot read (the tournament's
+        secret key) is refused: the referee, as root, never reads it for the bot."""
+        secret = folder / "secret.key"
+        secret.write_text("the tournament secret")
+        secret.chmod(0o600)
+        command = self.competitor(folder, "steal", "secret.key")
+        os.link(secret, folder / "evil" / "secret.key")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "evil/secret.key is a file that the owner of the bot's folder" in done.stderr
+        assert "the tournament secret" not in done.stdout + done.stderr
+        secret.chmod(0o644)  # a file its owner could read anyway is copied
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
+    def test_a_sparse_file_counts_whole(self, folder):
+        """A sparse 2 GB file (a few KB on disk) is refused by its apparent size, before a
+        byte is copied, the limit named."""
+        command = self.competitor(folder, "exit")
+        with open(folder / "evil" / "weights.bin", "wb") as handle:
+            handle.truncate(2 << 30)
+        assert os.stat(folder / "evil" / "weights.bin").st_blocks < 64
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stdout + done.stderr
+        limit = f"more than {STAGE_LIMIT_BYTES >> 20} MB of files"
+        assert limit in done.stderr and "sparse file counts whole" in done.stderr
+
+    def test_the_copies_are_bounded_together(self, folder, tmp_path):
+        """Every copy within the limit per bot, all of them over the limit for all bots: the
+        bot that crosses it is named."""
+        bots = []
+        for name in ("a", "b"):
+            (folder / name).mkdir()
+            (folder / name / "bot.py").write_text(OTHER_BOT)
+            with open(folder / name / "weights.bin", "wb") as handle:
+                handle.truncate(3 << 19)  # 1.5 MB
+            bots.append(spec(name, folder / name / "bot.py"))
+        limits = StageLimits(bot_bytes=2 << 20, total_bytes=3 << 20, total_key="`total_mb`")
+        with pytest.raises(StagingError, match=r"'b'.*more than 3 MB \(`total_mb`") as error:
+            stage(bots, str(tmp_path / "s"), limits=limits)
+        assert error.value.index == 1
+        stage(bots, str(tmp_path / "s"), limits=attrs.evolve(limits, total_bytes=4 << 20))

@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks
-from ohseven.referee.plan.config import StopRule, load_config_text
+from ohseven.referee.plan.config import StopRule
+from ohseven.referee.plan.loader import load_config_text
 from ohseven.referee.plan.stopping import Plan, plan_of, verdicts
 from ohseven.referee.records import GameRecord
 

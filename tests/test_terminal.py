@@ -1,185 +1,225 @@
-"""``ohseven-referee play`` in a real terminal (tmux): a person's whole game against sandboxed
-random bots, typed key by key, with bad answers and ``?`` on the way; Ctrl-C and the end of
-input leave cleanly, the game so far saved (referee.human.terminal, referee.cli.play)."""
+"""``terminal``: nothing a bot sends reaches the organiser's terminal raw. The escaping itself,
+then every command that prints a bot's text, run as a real command on a real hostile bot in the
+real sandbox (``tests/bots/hostile_bot.py terminal``), its bytes read from real pipes."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from ohseven.referee.terminal import GuardedStream, guarded, markup, printable
+from rich.console import Console
 
-pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+HOSTILE = Path(__file__).parent / "bots" / "hostile_bot.py"
+RANDOM_BOT = Path(__file__).parent.parent / "example_bots" / "random_bot.py"
+#: the bot's file name, hence its name in ``match`` and ``check-bot``: a title and markup
+EVIL_NAME = "ev[reverse]il\x1b]0;T\x07\u202e"
 
-ROOT = Path(__file__).resolve().parent.parent
-RANDOM_BOT = str(ROOT / "example_bots" / "random_bot.py")
-PROMPT = "(? for help)>"
-LEGAL = re.compile(r"^Legal(?: bids)?: (.*)$")
+# what a terminal would obey: C0 but newline and tab, DEL, C1 (as characters)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-class Terminal:
-    """A tmux session of its own (private server socket) running one command."""
+def assert_clean(data: bytes) -> None:
+    """``data`` (a command's stdout or stderr) holds no byte a terminal takes as a control."""
+    text = data.decode("utf-8", errors="replace")  # a raw 0x9b byte is not UTF-8: U+FFFD
+    assert b"\x9b" not in data.replace(b"\xc2\x9b", b"")  # raw 8-bit CSI
+    found = _CONTROL.search(text)
+    assert found is None, f"raw {found.group()!r} at {found.start()}: {text[:4000]}"
 
-    def __init__(self, tmp: Path, command: list[str]):
-        self.socket = f"ohseven-play-{tmp.name}"
-        config = tmp / "tmux.conf"
-        config.write_text("set -g history-limit 100000\n")
-        self.done = tmp / "exit-status"
-        line = f"{shlex.join(command)}; echo $? > {shlex.quote(str(self.done))}"
-        self.tmux("-f", str(config), "new-session", "-d", "-x", "120", "-y", "40")
-        self.tmux("send-keys", "-t", "0", f"clear; {line}", "Enter")
 
-    def tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args], check=True, capture_output=True, text=True
-        ).stdout
+def shown_escaped(data: bytes) -> bool:
+    """The bot's own sequences are in ``data``, escaped (the command did print its text)."""
+    text = data.decode("utf-8", errors="replace")
+    return "\\x1b]52;c;cHduZWQ=\\x07" in text and "\\x9b31mC1" in text
 
-    def screen(self) -> str:
-        """Everything printed so far (wrapped lines joined)."""
-        return self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "0")
 
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "0", *keys)
+class TestPrintable:
+    def test_control_characters_are_escaped_visibly(self):
+        assert printable("a\x1b]0;t\x07b") == "a\\x1b]0;t\\x07b"
+        assert printable("\x9b2J \u202e \ud800") == "\\x9b2J \\u202e \\ud800"
+        assert printable("line\n\tnext\r") == "line\n\tnext\\x0d"
+        assert printable("one\nline\t", lines=False) == "one\\x0aline\\x09"
+        assert printable("é ♠ 7♦ …") == "é ♠ 7♦ …"  # printable text is left alone
 
-    def type(self, text: str) -> None:
-        self.tmux("send-keys", "-t", "0", "-l", text)
-        self.keys("Enter")
+    @given(st.text())
+    def test_nothing_a_terminal_obeys_is_left(self, text):
+        shown = printable(text)
+        assert _CONTROL.search(shown) is None
+        assert not any(0xD800 <= ord(c) <= 0xDFFF for c in shown)
+        assert shown.count("\n") == text.count("\n")
+        assert "\n" not in printable(text, lines=False)
 
-    def wait(self, ready, what: str, seconds: float = 60) -> str:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            text = self.screen()
-            if ready(text):
-                return text
-            time.sleep(0.05)
-        raise AssertionError(f"no {what} within {seconds} s; the screen:\n{self.screen()}")
+    @given(st.text())
+    def test_markup_is_shown_as_written(self, text):
+        out = io.StringIO()
+        Console(file=out, width=10_000, highlight=False).print(markup(text), end="")
+        expected = printable(text, lines=False).rstrip(" ")
+        if re.search(r"(?<!\\)\\$", expected):  # rich doubles a single trailing backslash
+            expected += "\\"
+        assert out.getvalue().rstrip(" ") == expected
 
-    def prompts(self, text: str) -> int:
-        return text.count(PROMPT)
+    def test_a_guarded_stream_escapes_what_is_written(self):
+        out = io.StringIO()
+        stream = GuardedStream(out)
+        print("bot: \x1b[2J\nnext", file=stream)
+        assert out.getvalue() == "bot: \\x1b[2J\nnext\n"
 
-    def next_prompt(self, seen: int) -> str:
-        """Wait for prompt number ``seen + 1`` or the command's end."""
-        return self.wait(lambda t: self.prompts(t) > seen or self.done.exists(), "prompt or end")
+    def test_guarded_restores_the_streams(self):
+        before = sys.stdout, sys.stderr
+        with guarded():
+            assert isinstance(sys.stdout, GuardedStream)
+            with guarded():  # nested: guarded once, not escaped twice
+                assert not isinstance(sys.stdout.stream, GuardedStream)
+        assert (sys.stdout, sys.stderr) == before
 
-    def status(self) -> int:
-        self.wait(lambda t: self.done.exists() and self.done.read_text().strip() != "", "exit")
-        return int(self.done.read_text())
 
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
+# --------------------------------------------------------------------------- real commands
 
 
 @pytest.fixture
-def terminal(tmp_path: Path):
-    assert shutil.which("tmux"), "tmux is required: apt-get install tmux"
-    made: list[Terminal] = []
-
-    def start(*args: str) -> Terminal:
-        command = [sys.executable, "-m", "ohseven.referee.cli", "play", *args]
-        made.append(Terminal(tmp_path, command))
-        return made[-1]
-
-    yield start
-    for t in made:
-        t.close()
+def folder():
+    """A folder the bots can read (as root the referee runs them as another uid, and pytest's
+    own temporary folders are private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="ohseven-terminal-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
-def last_legal(text: str) -> list[str]:
-    """The moves of the last legal list on the screen, as typed (cards or bids)."""
-    line = [m for m in (LEGAL.match(x.strip()) for x in text.splitlines()) if m][-1].group(1)
-    return [word for word in line.split() if not re.fullmatch(r"\d+\)|\(choose|\d+\)", word)]
+def evil_bot(folder: Path) -> Path:
+    """The hostile bot under a file name that is itself an attack (the bot's name)."""
+    path = folder / f"{EVIL_NAME}_bot.py"
+    shutil.copy(HOSTILE, path)
+    return path
 
 
-def test_a_whole_game_typed_in_a_terminal(terminal, tmp_path: Path) -> None:
-    replays = tmp_path / "replays"
-    t = terminal(
-        "--game", "oh-hell", "--rule", "max_hand=2", "--seed", str(2**100 + 7),
-        "--seat", "1", "--replays", str(replays), RANDOM_BOT, RANDOM_BOT,
-    )  # fmt: skip
-    text = t.next_prompt(0)
-    assert "Your hand:" in text and "Trump:" in text and "Legal bids:" in text
-    assert "you" in text and "random#2" in text
-    seen = t.prompts(text)
-    t.type("zz")  # not a bid
-    text = t.next_prompt(seen)
-    assert "Not that: a bid is a number of tricks" in text
-    seen = t.prompts(text)
-    t.type("9")  # a bid too high for a hand of one card
-    text = t.next_prompt(seen)
-    assert "Not that: you cannot bid 9 now: you may bid 0, 1" in text
-    seen = t.prompts(text)
-    t.type("?")
-    text = t.next_prompt(seen)
-    assert "Answer with a card" in text
-    assert text.rstrip().splitlines()[-2].startswith("Legal bids: 0 1")
-    moves = 0
-    while not t.done.exists():
-        seen = t.prompts(text)
-        legal = last_legal(text)
-        if moves == 1:  # a card by its number in the legal list
-            t.type("1")
-        else:
-            t.type(legal[-1].lower())  # a card or bid as typed, in lower case
-        moves += 1
-        text = t.next_prompt(seen)
-        assert "Not that" not in text.split(PROMPT)[-1], text
-    assert t.status() == 0
-    text = t.screen()
-    assert moves == 5  # hands of 1 and 2 cards: two bids, three cards
-    assert "Game over:" in text
-    table = text[text.index("bid accuracy") :]
-    assert "player" in text[text.rindex("\n", 0, text.index("bid accuracy")) :]
-    for name in ("you", "random", "random#2"):
-        assert re.search(rf"\b{re.escape(name)}\s.*%", table), table
-    replay = json.loads((replays / "play-game000.json").read_text())
-    assert replay["seats"][1] == "you" and replay["result"] is not None
-    assert len([m for m in replay["moves"] if m[0] == 1]) == moves
-    view = subprocess.run(
-        [sys.executable, "-m", "ohseven.referee.cli", "view", str(replays / "play-game000.json")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert view.returncode == 0, view.stderr
+def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "ohseven.referee.cli", *args],
+        capture_output=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "400"},  # rich: a table's names on one line
+    )
 
 
-def test_ctrl_c_ends_cleanly_with_the_game_so_far_saved(terminal, tmp_path: Path) -> None:
-    replays = tmp_path / "replays"
-    t = terminal(
-        "--game", "oh-seven", "--seed", str(2**100 + 3), "--replays", str(replays),
-        RANDOM_BOT, RANDOM_BOT,
-    )  # fmt: skip
-    text = t.next_prompt(0)
-    assert "Trump: not chosen yet" in text
-    seen = t.prompts(text)
-    t.type(last_legal(text)[0])  # a bid card
-    text = t.next_prompt(seen)
-    t.keys("C-c")
-    assert t.status() == 0
-    text = t.screen()
-    assert "Traceback" not in text
-    assert "Game 1 stopped (interrupted) in round 1" in text
-    replay = json.loads((replays / "play-game000.json").read_text())
-    assert replay["result"] is None and replay["seats"][0] == "you"
-    assert [0, "bid"] in [m[:2] for m in replay["moves"]]
-    asked = subprocess.run(
-        [sys.executable, "-m", "ohseven.referee.cli", "replay", str(replays / "play-game000.json"),
-         "--at", "0", "--bot", RANDOM_BOT],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert asked.returncode == 0, asked.stdout + asked.stderr
+@pytest.mark.slow
+class TestCommands:
+    def test_check_bot(self, folder):
+        """Its output before the hello, its exception text, its name: all escaped."""
+        bot = evil_bot(folder)
+        command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))} terminal play"
+        done = referee(
+            "check-bot", "--game", "oh-hell", "--max-failures", "1", "--seed", "1", command
+        )
+        assert done.returncode == 1, done.stderr.decode(errors="replace")
+        assert_clean(done.stdout)
+        assert_clean(done.stderr)
+        assert shown_escaped(done.stdout)
+        assert "RuntimeError" in done.stdout.decode()  # its exception text was shown
+
+    def test_match(self, folder):
+        """The table (rich, markup taken literally), the faults, the last output: escaped."""
+        bot = evil_bot(folder)
+        command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))} terminal play"
+        done = referee(
+            "match", "--game", "oh-hell", "--games", "1", "--seed", "2", command,
+            str(RANDOM_BOT), str(RANDOM_BOT),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert_clean(done.stdout)
+        assert_clean(done.stderr)
+        assert shown_escaped(done.stdout)
+        out = done.stdout.decode()
+        assert "ev[reverse]il\\x1b]0;T\\x07\\u202e" in out  # the name: as written, in the table
+        assert "[reverse]MARKUP[/reverse]" in out and "[link=https://evil.example]" in out
+
+    def test_match_json_is_escaped_too(self, folder):
+        bot = evil_bot(folder)
+        command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))} terminal play"
+        done = referee(
+            "match", "--json", "--game", "oh-hell", "--games", "1", "--seed", "2", command,
+            str(RANDOM_BOT), str(RANDOM_BOT),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert_clean(done.stdout)
+        (evil,) = [b for b in json.loads(done.stdout)["bots"] if b["name"].startswith("ev[")]
+        assert _CONTROL.search(evil["output_tail"]) is None
+        assert "\\x1b]52;c;" in evil["output_tail"]
+
+    def test_tourney_start_check(self, folder):
+        """A bot that fails the start check: its name and output in the refusal, escaped."""
+        shutil.copy(HOSTILE, folder / "hostile_bot.py")
+        shutil.copy(RANDOM_BOT, folder / "random_bot.py")
+        config = folder / "t.yaml"
+        config.write_text(
+            "name: terminal\ngame: oh-hell\ntable_size: 3\nbots:\n"
+            '  - {name: "ev[reverse]il\\e]0;T\\a", file: hostile_bot.py, '
+            "args: [terminal, start]}\n"
+            "  - {name: r1, file: random_bot.py}\n  - {name: r2, file: random_bot.py}\n"
+            "schedule: {type: round-robin, games_per_table: 1}\noutput: out\n"
+        )
+        done = referee("tourney", "--check", str(config), cwd=folder)
+        assert done.returncode == 2, done.stderr.decode(errors="replace")
+        assert_clean(done.stdout)
+        assert_clean(done.stderr)
+        assert shown_escaped(done.stderr)
+        assert "ev[reverse]il\\x1b]0;T\\x07" in done.stderr.decode()
+
+    def test_tourney_live_display(self, folder):
+        """The live leaderboard (rich) and the final one: a bot's name as written, escaped."""
+        shutil.copy(RANDOM_BOT, folder / "random_bot.py")
+        config = folder / "t.yaml"
+        config.write_text(
+            'name: "live[blink]\\e[2J"\ngame: oh-hell\ntable_size: 3\nbots:\n'
+            '  - {name: "ev[reverse]il\\e]0;T\\a", file: random_bot.py}\n'
+            "  - {name: r1, file: random_bot.py}\n  - {name: r2, file: random_bot.py}\n"
+            "schedule: {type: round-robin, games_per_table: 1}\noutput: out\n"
+        )
+        done = referee("tourney", str(config), cwd=folder)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert_clean(done.stderr)  # the live display
+        assert "ev[reverse]il\\x1b]0;T\\x07" in done.stderr.decode()
+        assert "live[blink]\\x1b[2J" in done.stderr.decode()
+        done = referee("tourney", "--quiet", str(config), cwd=folder)  # the final board
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert_clean(done.stdout)
+        assert "ev[reverse]il\\x1b]0;T\\x07" in done.stdout.decode()
+
+    def test_replay_asks_the_bot(self, folder):
+        """``replay --bot``: the bot's answer, fault and output, escaped."""
+        replays = folder / "replays"
+        done = referee(
+            "match", "--game", "oh-hell", "--games", "1", "--seed", "3", "--replays",
+            str(replays), str(RANDOM_BOT), str(RANDOM_BOT), str(RANDOM_BOT),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        (replay,) = replays.glob("*.json")
+        bot = evil_bot(folder)
+        command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))} terminal play"
+        done = referee("replay", str(replay), "--at", "0", "--bot", command)
+        assert_clean(done.stdout)
+        assert_clean(done.stderr)
+        assert shown_escaped(done.stdout + done.stderr)
 
 
-def test_the_end_of_input_leaves_the_table(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "ohseven.referee.cli", "play", "--game", "oh-hell",
-         "--rule", "max_hand=1", "--seed", str(2**100), RANDOM_BOT, RANDOM_BOT],
-        input="", capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    assert "stopped (end of input)" in out.stdout
-    assert "Traceback" not in out.stderr
+def test_the_guard_covers_every_command(capsys):
+    """An error message naming a file the organiser was given (a bot's file name) is escaped
+    even where no site escaped it: ``main`` runs every command guarded."""
+    from ohseven.referee.cli.main import main
+
+    missing = os.path.join(tempfile.gettempdir(), "no-such\x1b]52;c;eA==\x07.yaml")
+    assert main(["tourney", "--check", missing]) == 2
+    out, err = capsys.readouterr()
+    assert "\x1b" not in err and "\\x1b]52;c;eA==\\x07" in err

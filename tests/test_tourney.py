@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXED_BOT_SOURCE
-from ohseven.referee.plan.config import example_bots_dir, load_config
+from ohseven.referee.plan.loader import example_bots_dir, load_config
 from ohseven.referee.plan.schedule import build_schedule, draw_wave
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.ratings import order_free, rate_games

@@ -13,8 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ohseven.referee.records import BotSpec, TimeControl
-from ohseven.referee.sandbox.process import bot_folder, extra_path_problem
+from ohseven.referee.sandbox.paths import bot_folder, extra_path_problem
 from ohseven.referee.secret import random_seed, short_seed_warning
+from ohseven.referee.terminal import printable
 
 __all__ = [
     "BotArgumentError",
@@ -143,10 +144,11 @@ def announce_seed(seed: int | None, option: str = "--seed") -> int:
 
 def output_tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
     """The end of a bot's captured output: at most ``lines`` lines and ``chars`` characters,
-    marked with "…" when something before it was left out."""
+    marked with "…" when something before it was left out, its control characters escaped
+    (``terminal.printable``: it is printed, and in ``--json`` read by other programs)."""
     text = text.rstrip()
     kept = text.splitlines()[-lines:]
     tail = "\n".join(kept)
     if len(tail) > chars:
         tail = tail[-chars:]
-    return tail if tail == text else "…" + tail
+    return printable(tail if tail == text else "…" + tail)

@@ -26,16 +26,18 @@ from typing import Any
 
 import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
-from ohseven.core.table import RandomFallback, Request, Table
+from ohseven.core.table import Link, LinkBase, RandomFallback, Request, Table
 from ohseven.core.wire import move_to_wire
+from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
-from ohseven.referee.play.referee import Referee
-from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
+from ohseven.referee.play.referee import BotLink, Referee
+from ohseven.referee.records import BotSpec, Fault, MatchSpec, TimeControl
 from ohseven.referee.replay import save_replay, to_replay
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import MODES, SandboxConfig, SandboxError, check_sandbox
+from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError, check_sandbox
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
+from ohseven.referee.terminal import printable
 
 
 def output_tail(text: str) -> str:
@@ -232,59 +234,38 @@ class _Session:
 # --------------------------------------------------------------------------- one game
 
 
-class _Opponent:
+class _Opponent(LinkBase):
     """An in-process seat playing :func:`_opponent`'s moves."""
 
-    synchronous = True
+    __slots__ = ("check", "rng")
 
     def __init__(self, check: Check, rng: random.Random) -> None:
         self.check = check
         self.rng = rng
 
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
-
     def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
         table.answer(request, _opponent(table.game, request.seat, self.check, self.rng))
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        pass
 
-    def faulted(self, table: Table, seat: int, status: FaultStatus, request: Any) -> None:
-        pass
-
-
-class _Limited:
+class _Limited(BotLink):
     """The bot's link, asked until it has ``MAX_FAULTS_PER_CHECK`` faults in the check (then
-    fallback moves finish the game); ``link`` None: never asked (it did not start)."""
+    fallback moves finish the game)."""
 
-    synchronous = False
-
-    def __init__(self, link: Any, session: _Session | None) -> None:
-        self.link = link
-        self.session = session
+    __slots__ = ()
 
     def usable(self) -> bool:
-        if self.link is None or self.session is None or not self.link.usable():
-            return False
-        table = self.session.referee.table
-        return table is not None and len(table.faults) < MAX_FAULTS_PER_CHECK
+        table = self.referee.table
+        return self.bot.active and table is not None and len(table.faults) < MAX_FAULTS_PER_CHECK
 
-    def wake(self) -> None:
-        self.link.wake()
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
-        self.link.send(table, request, events)
+class _Absent(LinkBase):
+    """The bot's seat when it did not start: never asked, fallback moves play for it."""
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        self.link.tell(events)
+    synchronous = False
+    __slots__ = ()
 
-    def faulted(self, table: Table, seat: int, status: FaultStatus, request: Any) -> None:
-        if self.link is not None:
-            self.link.faulted(table, seat, status, request)
+    def usable(self) -> bool:
+        return False
 
 
 def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
@@ -332,17 +313,17 @@ def play_check(
             seconds.append((kind, took))
 
     live = session is not None and not session.dead
-    links: list[Any] = [_Opponent(check, rng) for _ in range(check.players)]
+    links: list[Link] = [_Opponent(check, rng) for _ in range(check.players)]
     fallback = RandomFallback(f"fallback:{check.seed}")
     if live:
         assert session is not None
-        links[check.seat] = _Limited(session.referee.link(session.bot), session)
-        bots_at: list[Any] = [None] * check.players
+        links[check.seat] = _Limited(session.referee, session.bot)
+        bots_at: list[Contestant | None] = [None] * check.players
         bots_at[check.seat] = session.bot
         table = session.referee.play(index, game, links, bots_at, fallback, on_move=on_move)
         session.games += 1
     else:
-        links[check.seat] = _Limited(None, None)
+        links[check.seat] = _Absent()
         table = Table(game, links, index=index, fallback=fallback, on_move=on_move)
         table.run()
     faults = tuple(f for f in table.faults if f.seat == check.seat)
@@ -528,7 +509,7 @@ def render(data: dict[str, Any]) -> str:
     total = len(data["checks"])
     lines.append("")
     lines.append(f"{'OK' if data['passed'] else 'FAILED'}: {passed} of {total} checks passed")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # the bot's name, faults, output: bot-originated text
 
 
 # --------------------------------------------------------------------------- the command
@@ -574,7 +555,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee check-bot: {message}", file=sys.stderr)
+    print(f"ohseven-referee check-bot: {printable(message)}", file=sys.stderr)
     return 2
 
 

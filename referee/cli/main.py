@@ -7,6 +7,8 @@ import os
 import sys
 from types import ModuleType
 
+from ohseven.referee.terminal import guarded, printable
+
 __all__ = ["main", "build_parser"]
 
 #: the referee's own dependencies (the ``referee`` extra), which a bot does not need
@@ -63,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # a bot's text reaches the terminal in many messages: escaped wherever it is printed, and
+    # once more here, for every command, whatever the message (see ``terminal``)
+    with guarded():
+        return _guarded_main(argv)
+
+
+def _guarded_main(argv: list[str] | None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -77,7 +86,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         parser = build_parser()
     except MissingDependencyError as error:
-        print(f"ohseven-referee: {error}", file=sys.stderr)
+        print(f"ohseven-referee: {printable(error)}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -29,7 +29,7 @@ from ohseven.referee.cli.bot_args import (
 )
 from ohseven.referee.records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
-from ohseven.referee.sandbox.process import (
+from ohseven.referee.sandbox.settings import (
     MODES,
     SandboxConfig,
     SandboxError,
@@ -37,6 +37,7 @@ from ohseven.referee.sandbox.process import (
 )
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
+from ohseven.referee.terminal import console, markup, printable
 
 __all__ = [
     "configure",
@@ -101,17 +102,17 @@ def game_seeds(seed: int, games: int) -> tuple[int, ...]:
 
 def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:
     """Text lines for a bot's faults, (status, detail, count) each, and its last output."""
-    lines = [f"{name}:"]
+    lines = [f"{printable(name, lines=False)}:"]
     for status, detail, count in faults[:SHOWN_FAULTS]:
         times = f" x{count}" if count > 1 else ""
-        first, *rest = detail.splitlines() or [""]
+        first, *rest = printable(detail).splitlines() or [""]
         lines.append(f"  {status}{times}: {first}")
         lines.extend(f"      {line}" for line in rest)
     if len(faults) > SHOWN_FAULTS:
         lines.append(f"  ... and {len(faults) - SHOWN_FAULTS} other faults (all in --json)")
     if tail:
         lines.append("  its last output (stdout and stderr):")
-        lines.extend(f"  | {line}" for line in tail.splitlines())
+        lines.extend(f"  | {line}" for line in printable(tail).splitlines())
     else:
         lines.append("  (it wrote no output)")
     return lines
@@ -190,11 +191,9 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
 
 
 def print_summary(summary: dict, who: str = "bot") -> None:
-    """:func:`summarise`'s summary as a table (names as text, never markup; ``who`` heads
-    their column), then each bot's faults."""
-    from rich.console import Console
+    """:func:`summarise`'s summary as a table (names escaped; ``who`` heads their column),
+    then each bot's faults."""
     from rich.table import Table
-    from rich.text import Text
 
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
@@ -204,14 +203,14 @@ def print_summary(summary: dict, who: str = "bot") -> None:
         faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
         accuracy = row["bid_accuracy"]
         table.add_row(
-            Text(row["name"]),
+            markup(row["name"]),
             str(row["points"]),
             str(row["wins"]),
             "-" if row["avg_rank"] is None else f"{row['avg_rank']:.2f}",
             "-" if accuracy is None else f"{accuracy:.0%}",
             faults or "-",
         )
-    Console().print(table)
+    console().print(table)
     for row in summary["bots"]:
         grouped: Counter[tuple[str, str]] = Counter()
         for game in summary["games"]:
@@ -224,7 +223,7 @@ def print_summary(summary: dict, who: str = "bot") -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee match: {message}", file=sys.stderr)
+    print(f"ohseven-referee match: {printable(message)}", file=sys.stderr)
     return 2
 
 

@@ -36,6 +36,8 @@ from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
+from ohseven.referee.terminal import console as terminal_console
+from ohseven.referee.terminal import printable
 from rich.console import Console
 from rich.text import Text
 
@@ -85,7 +87,7 @@ def _loopback(host: str) -> bool:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee play: {message}", file=sys.stderr)
+    print(f"ohseven-referee play: {printable(message)}", file=sys.stderr)
     return 2
 
 
@@ -128,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         time_control=TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank),
         fallback_seed=derive_seed(secret_from_seed(seed), "fallback"),
     )
-    console = Console(highlight=False)
+    console = terminal_console()
     front: Front
     if listen is not None:
         # the web server (the ``server`` extra) is loaded only when it is asked for

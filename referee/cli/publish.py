@@ -10,6 +10,7 @@ from pathlib import Path
 from ohseven.referee.results.archive import PublishError
 from ohseven.referee.results.store import DB_NAME, database_error
 from ohseven.referee.site.publish import publish
+from ohseven.referee.terminal import printable
 
 __all__ = ["configure", "run"]
 
@@ -28,14 +29,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = publish(directory)
     except PublishError as error:
-        print(f"ohseven-referee publish: {error}", file=sys.stderr)
+        print(f"ohseven-referee publish: {printable(error)}", file=sys.stderr)
         return 1
     except sqlite3.DatabaseError as error:
         problem = database_error(directory / DB_NAME, error)
-        print(f"ohseven-referee publish: {problem}", file=sys.stderr)
+        print(f"ohseven-referee publish: {printable(problem)}", file=sys.stderr)
         return 1
     except OSError as error:
-        print(f"ohseven-referee publish: cannot write into {directory}: {error}", file=sys.stderr)
+        print(
+            printable(f"ohseven-referee publish: cannot write into {directory}: {error}"),
+            file=sys.stderr,
+        )
         return 1
     if not args.quiet:
         print(f"{len(written)} files written; open {(directory / 'index.html').resolve().as_uri()}")

@@ -28,14 +28,22 @@ from typing import Any
 
 import attrs
 from ohseven.core.rules import Game, RulesError
-from ohseven.core.wire import move_from_wire
+from ohseven.core.table import LinkBase
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
-from ohseven.referee.replay import ReplayError, load_replay, start_game, validate_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.replay import (
+    ReplayError,
+    game_after,
+    load_replay,
+    play_move,
+    start_game,
+    validate_replay,
+)
+from ohseven.referee.sandbox.settings import SandboxConfig
+from ohseven.referee.terminal import printable
 
 __all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "game_index", "ask"]
 
@@ -71,7 +79,7 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
         found.append(
             Decision(index, seat, kind, game.round + 1, trick, asked.pop(seat), None, value)
         )
-        game.push(seat, move_from_wire(game, kind, value))
+        play_move(game, (seat, kind, value), index)
     wanted = set(range(len(found)) if steps is None else steps) & set(range(len(found)))
     shown = _viewer_steps(replay, [found[m].asked_after for m in wanted])
     return [attrs.evolve(d, step=shown[d.asked_after]) if d.move in wanted else d for d in found]
@@ -88,8 +96,7 @@ def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
     played = 0
     for point in sorted(set(points)):
         while played < point:
-            seat, kind, value = moves[played]
-            game.push(seat, move_from_wire(game, kind, value))
+            play_move(game, moves[played], played)
             played += 1
         prefix = dict(replay, events=replay["events"][: len(game.events)])
         steps[point] = len(replay_view(prefix)["frames"])
@@ -110,10 +117,7 @@ def game_index(path: str) -> int:
 
 def rebuild(replay: dict[str, Any], decision: Decision) -> Game:
     """The game of ``replay`` as it stood when ``decision``'s request was sent."""
-    game = start_game(replay)
-    for seat, kind, value in replay["moves"][: decision.asked_after]:
-        game.push(seat, move_from_wire(game, kind, value))
-    return game
+    return game_after(replay, decision.asked_after)
 
 
 @attrs.frozen
@@ -183,26 +187,11 @@ def ask(
     )
 
 
-class _Idle:
+class _Idle(LinkBase):
     """The other seats of a replayed decision: never asked, since the table stops at the
     replayed seat's decision and in-process seats move after the bot's."""
 
-    synchronous = True
-
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
-
-    def send(self, table: Any, request: Any, events: list[dict[str, Any]]) -> None:
-        raise AssertionError(f"seat {request.seat} of a replayed decision was asked")
-
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        pass
-
-    def faulted(self, table: Any, seat: int, status: FaultStatus, request: Any) -> None:
-        pass
+    __slots__ = ()
 
 
 def _exchange(
@@ -239,7 +228,7 @@ def _exchange(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from ohseven.referee.cli.bot_args import add_extra_path_argument, add_time_control_arguments
-    from ohseven.referee.sandbox.process import MODES
+    from ohseven.referee.sandbox.settings import MODES
 
     parser.add_argument("replay", metavar="REPLAY", help="a replay file (JSON)")
     parser.add_argument("--bot", metavar="BOT", help="a bot file or a command line, as for match")
@@ -269,7 +258,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee replay: {message}", file=sys.stderr)
+    print(f"ohseven-referee replay: {printable(message)}", file=sys.stderr)
     return 2
 
 
@@ -339,14 +328,19 @@ def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args)
         return 0
     whose = "every seat" if seat is None else f"seat {seat} ({_name(replay, seat)})"
     print(
-        f"{replay['game']}, {replay['players']} players: {len(found)} moves; decisions of {whose}"
+        printable(
+            f"{replay['game']}, {replay['players']} players: {len(found)} moves; "
+            f"decisions of {whose}"
+        )
     )
     print(f"{'move':>5}  {'seat':>4}  {'kind':<4}  {'round':>5}  {'trick':>5}  {'step':>5}  played")
     for d in mine:
         trick = "-" if d.trick is None else str(d.trick)
         print(
-            f"{d.move:>5}  {d.seat:>4}  {d.kind:<4}  {d.round:>5}  {trick:>5}  {d.step:>5}  "
-            f"{_shown(d.played)}"
+            printable(
+                f"{d.move:>5}  {d.seat:>4}  {d.kind:<4}  {d.round:>5}  {trick:>5}  {d.step:>5}  "
+                f"{_shown(d.played)}"
+            )
         )
     if seat is None:
         print("(every seat: choose one with --seat or --player; ask one with --bot BOT --at N)")
@@ -394,8 +388,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--at needs --bot BOT: the bot to ask")
     if seat is not None and decision.seat != seat and not args.json:
         print(
-            f"note: move {args.at} is a decision of seat {decision.seat} "
-            f"({_name(replay, decision.seat)}); {bot.name} is asked it in that seat",
+            printable(
+                f"note: move {args.at} is a decision of seat {decision.seat} "
+                f"({_name(replay, decision.seat)}); {bot.name} is asked it in that seat"
+            ),
             file=sys.stderr,
         )
     answer, problem = _ask_bot(replay, decision, bot, args)
@@ -438,7 +434,8 @@ def _ask_bot(
 ) -> tuple[Answer | None, str | None]:
     from ohseven.referee.cli.bot_args import BotArgumentError, extra_paths
     from ohseven.referee.sandbox import cgroups
-    from ohseven.referee.sandbox.process import SandboxError, check_sandbox, extra_path_problem
+    from ohseven.referee.sandbox.paths import extra_path_problem
+    from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
     from ohseven.referee.sandbox.staging import StagingError, staged_bots
 
     if not args.move_timeout > 0 or not args.bank >= 0:
@@ -475,27 +472,30 @@ def _print_answer(
 ) -> None:
     from ohseven.referee.cli.match import render_faults
 
-    print(
+    def say(text: str) -> None:  # the replay's names, the bot's name and answer: escaped
+        print(printable(text))
+
+    say(
         f"move {decision.move}: seat {decision.seat} ({_name(replay, decision.seat)}) "
         f"{decision.kind}, {_where(decision)}"
     )
     if not answer.started:
-        print(f"{bot.name} did not start")
+        say(f"{bot.name} did not start")
     else:
         what = f"pass {answer.count} of" if decision.kind == "pass" else "one of"
-        print(f"asked {bot.name} ({answer.events} events): {what} {_shown(answer.legal)}")
+        say(f"asked {bot.name} ({answer.events} events): {what} {_shown(answer.legal)}")
         if answer.answer is None:
-            print(f"{bot.name} answered nothing")
+            say(f"{bot.name} answered nothing")
         else:
             legal = "legal" if answer.accepted else "not legal"
             took = "" if answer.seconds is None else f" in {answer.seconds * 1000:.1f} ms"
-            print(f"{bot.name} answered {_shown(answer.answer)} ({legal}){took}")
-    print(f"the real game played {_shown(decision.played)}" + (" (the same)" if same else ""))
+            say(f"{bot.name} answered {_shown(answer.answer)} ({legal}){took}")
+    say(f"the real game played {_shown(decision.played)}" + (" (the same)" if same else ""))
     if answer.fault is not None:
         fault = answer.fault
-        print(
+        say(
             "\n".join(["", *render_faults(bot.name, [(fault.status.value, fault.detail, 1)], tail)])
         )
     elif tail:
-        print("its output (stdout and stderr):")
-        print("\n".join(f"| {line}" for line in tail.splitlines()))
+        say("its output (stdout and stderr):")
+        say("\n".join(f"| {line}" for line in tail.splitlines()))

@@ -18,6 +18,7 @@ from typing import Any
 
 from ohseven.core.rules import GAMES, Phase, Rules, RulesError, new_game
 from ohseven.referee.stats import combine_statistics, game_statistics
+from ohseven.referee.terminal import console as terminal_console
 
 __all__ = ["configure", "run", "simulate"]
 
@@ -87,10 +88,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_report(report: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = terminal_console()
     stats = report["statistics"]
     table = stats["table"]
     options = ", ".join(f"{k}={v}" for k, v in report["rules"].items())

@@ -27,13 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ohseven.referee.plan.config import (
-    ConfigError,
-    TourneyConfig,
-    demo_config,
-    is_cluster_address,
-    load_config,
-)
+from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
+from ohseven.referee.plan.loader import demo_config, load_config
 from ohseven.referee.plan.schedule import schedule_size
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.display import print_board
@@ -45,6 +40,7 @@ from ohseven.referee.results.store import (
     database_error,
 )
 from ohseven.referee.secret import short_seed_warning
+from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.run import run_tournament, sandbox_config
 
@@ -119,8 +115,8 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
     for index, bot in enumerate(config.bots):
         if bot.name in failures:
             why, output = failures[bot.name]
-            lines.append(f"  key `bots[{index}]` ({bot.name}): {why}")
-            tail = output.strip().splitlines()[-12:]
+            lines.append(f"  key `bots[{index}]` ({printable(bot.name)}): {printable(why)}")
+            tail = printable(output).strip().splitlines()[-12:]
             lines += [f"    | {line}" for line in tail] or ["    (it printed nothing)"]
     return "\n".join(lines)
 
@@ -140,8 +136,10 @@ def _warn_start_failures(output: Path) -> None:
         failures = store.start_failures()
     for bot, (games, detail) in failures.items():
         print(
-            f"warning: bot {bot} did not start in {games} game(s), where a random fallback "
-            f"played for it: {detail}",
+            printable(
+                f"warning: bot {bot} did not start in {games} game(s), where a random fallback "
+                f"played for it: {detail}"
+            ),
             file=sys.stderr,
         )
 
@@ -174,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     if config.sandbox.mode != "unsandboxed":  # never fallback games for bots that cannot run
-        from ohseven.referee.sandbox.process import SandboxError, check_sandbox
+        from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
 
         try:
             check_sandbox(sandbox_config(config))
@@ -186,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
     if (refusal := _start_every_bot(config)) is not None:
-        print(refusal, file=sys.stderr)
+        print(printable(refusal), file=sys.stderr)
         return 2
     if config.seed is not None and (warning := short_seed_warning(config.seed)):
         print(warning, file=sys.stderr)
@@ -214,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
             cluster=args.cluster,
         )
     except (TourneyError, StoreError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {printable(error)}", file=sys.stderr)
         if isinstance(error, StoreError) and not isinstance(error, DamagedStoreError):
             print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
         return 1
@@ -241,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     _warn_start_failures(Path(config.output))
     if outcome.failed:
         for match_id, reason in outcome.failed:
-            print(f"match {match_id} failed: {reason}", file=sys.stderr)
+            print(printable(f"match {match_id} failed: {reason}"), file=sys.stderr)
         print(
             f"{len(outcome.failed)} match(es) failed and are not rated; rerun to retry them: "
             f"{again}",

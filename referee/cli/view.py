@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ohseven.referee.terminal import printable
+
 __all__ = ["configure", "run", "standalone_page"]
 
 
@@ -54,7 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"ohseven-referee view: {message}", file=sys.stderr)
+    print(f"ohseven-referee view: {printable(message)}", file=sys.stderr)
     return 2
 
 

@@ -22,6 +22,7 @@ import attrs
 from ohseven.core.names import OH_HELL, OH_SEVEN, RANKS, SUITS
 from ohseven.core.table import Request, Table
 from ohseven.core.wire import move_from_wire
+from ohseven.referee.terminal import printable
 from ohseven.sdk.view import View, card_key
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "parse_answer",
     "describe_event",
     "position",
-    "safe_name",
     "SUIT_SYMBOLS",
     "SUIT_NAMES",
     "DISPLAY_SUITS",
@@ -80,12 +80,6 @@ class Front(Protocol):
 
     def show(self, turn: Turn) -> None:
         """The seat's news with no decision asked (the end of a game)."""
-
-
-def safe_name(name: str) -> str:
-    """``name`` (a bot's, as its author chose it) with control characters made visible: no
-    escape sequence of a name reaches the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 # --------------------------------------------------------------------------- answers
@@ -271,7 +265,8 @@ class HumanLink:
 
     def __init__(self, front: Front, names: Sequence[str], game: int = 0, games: int = 1):
         self.front = front
-        self.names = tuple(safe_name(name) for name in names)
+        # a bot's name as its author chose it: no control character of it reaches a terminal
+        self.names = tuple(printable(name, lines=False) for name in names)
         self.game = game
         self.games = games
         self.view = View()

@@ -23,6 +23,7 @@ from ohseven.referee.human.seat import (
     parse_answer,
     position,
 )
+from ohseven.referee.terminal import console as terminal_console
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -68,7 +69,7 @@ class TerminalFront:
     input, which raises ``EOFError`` at the end of input)."""
 
     def __init__(self, console: Console | None = None, read: Callable[[str], str] | None = None):
-        self.console = console or Console(highlight=False)
+        self.console = console or terminal_console()
         self.read = read or self.console.input
         self.shown = 0  # log lines already printed
         self.game = -1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import resource
 
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 
 __all__ = ["FD_RESERVE", "FD_PER_BOT", "raise_fd_limit", "open_descriptors", "bot_capacity"]
 

@@ -29,7 +29,7 @@ from ohseven.referee.records import (
     TimeControl,
 )
 from ohseven.referee.replay import save_replay, to_replay
-from ohseven.referee.sandbox.process import SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.stats import game_statistics
 
 __all__ = ["play_match", "play_game", "replay_path", "start_check", "MatchSpecError"]

@@ -50,7 +50,8 @@ from ohseven.referee.play.descriptors import (
     raise_fd_limit,
 )
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec
-from ohseven.referee.sandbox.process import BotProcess, BotStartError, SandboxConfig
+from ohseven.referee.sandbox.process import BotProcess
+from ohseven.referee.sandbox.settings import BotStartError, SandboxConfig
 
 __all__ = [
     "Referee",

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.terminal import console, markup, printable
 
 __all__ = ["Display", "print_board", "board_table", "short_names", "BoardView"]
 
@@ -198,9 +199,14 @@ def board_table(document: dict | None, width: int) -> Any:
     """The leaderboard ``document`` as a rich table for a terminal ``width`` columns wide."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     document = document or {}
-    bots = document.get("bots") or []
+    # a name is shown as written: its control characters escaped, its "[...]" no markup
+    bots = [
+        {**bot, "name": printable(bot["name"], lines=False)} for bot in document.get("bots") or []
+    ]
+    document = {**document, "bots": bots}
     columns, name_width, widths = _layout(document, width)
     names = short_names([bot["name"] for bot in bots], name_width)
     table = Table(
@@ -223,7 +229,9 @@ def board_table(document: dict | None, width: int) -> Any:
             max_width=size,
         )
     for bot in bots:
-        table.add_row(*(names[bot["name"]] if c.header == "bot" else c.cell(bot) for c in columns))
+        table.add_row(
+            *(Text(names[bot["name"]]) if c.header == "bot" else c.cell(bot) for c in columns)
+        )
     return table
 
 
@@ -246,7 +254,7 @@ class Display:
         self.live = None
         if quiet:
             return
-        from rich.console import Console, Group
+        from rich.console import Group
         from rich.live import Live
         from rich.progress import (
             BarColumn,
@@ -257,9 +265,9 @@ class Display:
             TimeRemainingColumn,
         )
 
-        self.console = Console(stderr=True)
+        self.console = console(stderr=True)
         self.progress = Progress(
-            TextColumn(f"[bold]{config.name}[/] games"),
+            TextColumn(f"[bold]{markup(config.name)}[/] games"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -300,12 +308,10 @@ class Display:
 
     def message(self, text: str) -> None:
         if self.live is not None:
-            self.console.print(text)
+            self.console.print(markup(text, lines=True))
 
 
 def print_board(document: dict) -> None:
     """Print the leaderboard ``document`` (``leaderboard.json``) as the live display shows it,
     at the terminal's width (80 columns when stdout is not a terminal)."""
-    from rich.console import Console
-
-    Console().print(BoardView(document))
+    console().print(BoardView(document))

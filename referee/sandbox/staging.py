@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import hmac
 import os
+import pwd
 import secrets
 import shutil
 import stat
@@ -36,23 +37,42 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 from ohseven.referee.records import BotSpec
+from ohseven.referee.sandbox.paths import absolutise, bot_folder, default_bot_dir
 
 __all__ = [
     "StagingError",
     "Plan",
     "plan_bots",
     "tree_digest",
+    "tree_digests",
     "stage",
     "staged_bots",
     "visible_directory",
+    "StageLimits",
     "STAGE_LIMIT_BYTES",
+    "STAGE_LIMIT_TOTAL_BYTES",
     "STAGE_LIMIT_FILES",
 ]
 
-#: the most a bot's copy may hold (file sizes summed), and its number of entries
-STAGE_LIMIT_BYTES = 2 << 30
+#: the most a bot's copy may hold (apparent file sizes summed: a sparse file counts whole), the
+#: most all the copies of a run may hold together, and the entries of one copy
+STAGE_LIMIT_BYTES = 512 << 20
+STAGE_LIMIT_TOTAL_BYTES = 2 << 30
 STAGE_LIMIT_FILES = 50_000
 _KEY_NAME = "key"
+
+
+@attrs.frozen
+class StageLimits:
+    """How much may be copied: ``bot_bytes`` per copy, ``total_bytes`` for every copy of a run
+    (apparent sizes), ``files`` entries per copy; ``keys`` name them in errors (the
+    configuration's keys, or the defaults' description)."""
+
+    bot_bytes: int = STAGE_LIMIT_BYTES
+    total_bytes: int = STAGE_LIMIT_TOTAL_BYTES
+    files: int = STAGE_LIMIT_FILES
+    bot_key: str = "the limit per bot"
+    total_key: str = "the limit for all bots"
 
 
 class StagingError(ValueError):
@@ -78,11 +98,7 @@ class Plan:
 
 def visible_directory(bot: BotSpec) -> str | None:
     """The directory the sandbox would expose to ``bot`` (see ``sandbox.BotProcess``)."""
-    from ohseven.referee.sandbox.process import _absolutise, _default_bot_dir
-
-    if bot.directory:
-        return os.path.realpath(bot.directory)
-    return _default_bot_dir(tuple(_absolutise(word) for word in bot.command))
+    return bot_folder(bot.command, bot.directory)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -96,14 +112,12 @@ def _own_files(bot: BotSpec) -> set[str]:
     Further arguments naming files are data, not the bot: they come with its folder when the
     folder is its own, never from a shared one.
     """
-    from ohseven.referee.sandbox.process import _absolutise, _default_bot_dir
-
-    command = tuple(_absolutise(word) for word in bot.command)
+    command = tuple(absolutise(word) for word in bot.command)
     found = set()
     script = next((w for w in command[1:] if w.startswith("/") and os.path.isfile(w)), None)
     if script is not None:
         found.add(os.path.realpath(script))
-    if _default_bot_dir(command[:1]) is not None:  # a program outside the system directories
+    if default_bot_dir(command[:1]) is not None:  # a program outside the system directories
         found.add(os.path.realpath(command[0]))
     return found
 
@@ -127,11 +141,14 @@ def _referee_data(directory: str) -> set[str]:
             continue
         for name in names:
             path = os.path.join(top, name)
-            if name.endswith((".yaml", ".yml")) and os.path.isfile(path):
-                try:
-                    with open(path, encoding="utf-8") as handle:
+            if name.endswith((".yaml", ".yml")):
+                try:  # the file itself, never what a link points at
+                    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+                    with open(fd, encoding="utf-8") as handle:
+                        if not stat.S_ISREG(os.fstat(fd).st_mode):
+                            continue
                         document = yaml.safe_load(handle.read(1 << 20))
-                except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
                     continue
                 if isinstance(document, dict) and isinstance(document.get("bots"), list):
                     found.add(path)
@@ -218,7 +235,10 @@ def plan_bots(
 
 
 def _entries(plan: Plan) -> Iterator[tuple[str, os.stat_result]]:
-    """(relative path, lstat) of every entry the copy holds, in a fixed order, parents first."""
+    """(relative path, lstat) of every entry the copy holds, in a fixed order, parents first:
+    each directory's subdirectories, then its other entries, by name, then each subdirectory's
+    the same way. An entry is classified by ``lstat``, whatever a link points at (a link that
+    becomes a folder changes nothing but its target)."""
     root = plan.source
     if plan.files is not None:
         parents: set[str] = set()
@@ -232,50 +252,113 @@ def _entries(plan: Plan) -> Iterator[tuple[str, os.stat_result]]:
             yield rel, os.lstat(os.path.join(root, rel))
         return
     excluded = set(plan.excluded)
-    for top, dirs, names in os.walk(root):
-        dirs.sort()
-        kept = []
-        for name in dirs:
-            path = os.path.join(top, name)
-            if path in excluded:
-                continue
-            info = os.lstat(path)
-            yield os.path.relpath(path, root), info
-            if stat.S_ISDIR(info.st_mode):
-                kept.append(name)
-        dirs[:] = kept
-        for name in sorted(names):
+    pending = [root]
+    while pending:
+        top = pending.pop()
+        listed = []
+        for name in sorted(os.listdir(top)):
             path = os.path.join(top, name)
             if path not in excluded:
-                yield os.path.relpath(path, root), os.lstat(path)
+                listed.append((path, os.lstat(path)))
+        folders = [(path, info) for path, info in listed if stat.S_ISDIR(info.st_mode)]
+        for path, info in folders:
+            yield os.path.relpath(path, root), info
+        for path, info in listed:
+            if not stat.S_ISDIR(info.st_mode):
+                yield os.path.relpath(path, root), info
+        pending.extend(path for path, _ in reversed(folders))
 
 
-def _walk(plan: Plan) -> Iterator[tuple[str, str, os.stat_result]]:
-    """Like :func:`_entries` with a kind (``d``, ``f``, ``l``), skipping special files, bounded."""
+def _walk(
+    plan: Plan, limits: StageLimits = StageLimits()
+) -> Iterator[tuple[str, str, os.stat_result]]:
+    """Like :func:`_entries` with a kind (``d``, ``f``, ``l``), skipping special files, bounded
+    by ``limits`` (apparent sizes: counted before anything is read); refuses a file the owner
+    of the bot's folder could not read (:meth:`_Owner.may_read`)."""
     count = size = 0
+    owner = _Owner.of(plan.source)
     for rel, info in _entries(plan):
         if stat.S_ISDIR(info.st_mode):
             kind = "d"
         elif stat.S_ISREG(info.st_mode):
             kind = "f"
             size += info.st_size
+            if not owner.may_read(info):
+                raise StagingError(
+                    f"bot {plan.name!r}: {os.path.join(plan.source, rel)} is a file that the "
+                    f"owner of the bot's folder (uid {owner.uid}) cannot read (a hard link to "
+                    "another's file?): the referee copies only what the bot's owner could read"
+                )
         elif stat.S_ISLNK(info.st_mode):
             kind = "l"
         else:
             continue  # fifos, sockets, devices: nothing a bot ships
         count += 1
-        if count > STAGE_LIMIT_FILES or size > STAGE_LIMIT_BYTES:
+        if count > limits.files:
             raise StagingError(
                 f"bot {plan.name!r}: its directory {plan.source} holds more than "
-                f"{STAGE_LIMIT_FILES} entries or {STAGE_LIMIT_BYTES >> 20} MB; give the bot a "
-                "smaller `directory`"
+                f"{limits.files} entries; give the bot a smaller `directory`"
+            )
+        if size > limits.bot_bytes:
+            raise StagingError(
+                f"bot {plan.name!r}: its directory {plan.source} holds more than "
+                f"{_megabytes(limits.bot_bytes)} of files ({limits.bot_key}; apparent sizes: a "
+                "sparse file counts whole); give the bot a smaller `directory` or raise it"
             )
         yield rel, kind, info
 
 
-def _hash_file(path: str) -> str:
+def _megabytes(size: int) -> str:
+    return f"{size / (1 << 20):g} MB"
+
+
+@attrs.frozen
+class _Owner:
+    """The owner of a bot's folder, and whether it could read a file (by its mode bits)."""
+
+    uid: int
+    groups: frozenset[int]
+
+    @classmethod
+    def of(cls, folder: str) -> _Owner:
+        uid = os.lstat(folder).st_uid
+        if uid == os.geteuid():  # the referee's own: it reads nothing it could not anyway
+            return cls(-1, frozenset())
+        try:
+            entry = pwd.getpwuid(uid)
+            groups = frozenset(os.getgrouplist(entry.pw_name, entry.pw_gid))
+        except KeyError:  # a uid without an account: no group of its own
+            groups = frozenset()
+        return cls(uid, groups)
+
+    def may_read(self, info: os.stat_result) -> bool:
+        """The owner could open a file of ``info``: it is root, the referee itself, the file's
+        owner (it could make it readable), or the group or other read bit lets it."""
+        if self.uid in (-1, 0) or info.st_uid == self.uid:
+            return True
+        if info.st_gid in self.groups:
+            return bool(info.st_mode & stat.S_IRGRP)
+        return bool(info.st_mode & stat.S_IROTH)
+
+
+class _Changed(OSError):
+    """A file is no longer the one listed (replaced by a link, another file, a fifo)."""
+
+
+def _open_listed(path: str, info: os.stat_result) -> int:
+    """A descriptor of the regular file ``path`` that was listed with ``info``: never a link
+    followed, never another file put in its place since (raises :class:`_Changed`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    now = os.fstat(fd)
+    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+        os.close(fd)
+        raise _Changed(0, "it changed while being read", path)
+    return fd
+
+
+def _hash_file(path: str, info: os.stat_result) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with os.fdopen(_open_listed(path, info), "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -286,7 +369,7 @@ def _tree_digest(root: str, entries: Sequence[tuple[str, str, os.stat_result]]) 
     for rel, kind, info in entries:
         path = os.path.join(root, rel)
         if kind == "f":
-            content = _hash_file(path)
+            content = _hash_file(path, info)
             mode = "x" if info.st_mode & 0o111 else "-"
         elif kind == "l":
             content, mode = os.readlink(path), ""
@@ -296,29 +379,70 @@ def _tree_digest(root: str, entries: Sequence[tuple[str, str, os.stat_result]]) 
     return digest.hexdigest()
 
 
-def tree_digest(plan: Plan | None) -> str:
+def tree_digest(plan: Plan | None, limits: StageLimits = StageLimits()) -> str:
     """The digest of what the copy of ``plan`` holds (names, kinds, executable bits, content);
     raises :class:`StagingError` for a directory that cannot be read or is too large."""
+    return _measured(plan, limits)[0]
+
+
+def _measured(plan: Plan | None, limits: StageLimits) -> tuple[str, int]:
+    """:func:`tree_digest` and the apparent size of the files of the copy."""
     if plan is None:
-        return ""
+        return "", 0
     try:
-        return _tree_digest(plan.source, list(_walk(plan)))
+        entries = list(_walk(plan, limits))  # bounded before a byte is read
+        size = sum(info.st_size for _, kind, info in entries if kind == "f")
+        return _tree_digest(plan.source, entries), size
     except OSError as error:
         raise StagingError(
             f"bot {plan.name!r}: cannot read {error.filename or plan.source}: {error.strerror}"
         ) from None
 
 
-def _copy(plan: Plan, target: str) -> None:
+def tree_digests(plans: Sequence[Plan | None], limits: StageLimits = StageLimits()) -> list[str]:
+    """:func:`tree_digest` of each plan (the clones of a league, whose copies would hold the
+    same, are read once and share one copy); raises :class:`StagingError` (with the index of
+    the bot) when one cannot be read, or is too large, or all of them together are."""
+    found: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None] | None, str] = {}
+    digests = []
+    total = 0
+    for index, plan in enumerate(plans):
+        content = None if plan is None else (plan.source, plan.excluded, plan.files)
+        if content not in found:
+            try:
+                found[content], size = _measured(plan, limits)
+            except StagingError as error:
+                raise StagingError(str(error), index) from None
+            total += size
+            if total > limits.total_bytes:
+                assert plan is not None
+                raise StagingError(_too_much(plan.name, limits), index)
+        digests.append(found[content])
+    return digests
+
+
+def _too_much(name: str, limits: StageLimits) -> str:
+    return (
+        f"bot {name!r}: the bots' files together hold more than "
+        f"{_megabytes(limits.total_bytes)} ({limits.total_key}; apparent sizes, each copy "
+        "counted once)"
+    )
+
+
+def _copy(plan: Plan, target: str, limits: StageLimits) -> None:
     os.mkdir(target, 0o755)
-    for rel, kind, info in _walk(plan):
+    for rel, kind, info in _walk(plan, limits):
         source, dest = os.path.join(plan.source, rel), os.path.join(target, rel)
         if kind == "d":
             os.mkdir(dest, 0o755)
         elif kind == "l":
             os.symlink(os.readlink(source), dest)
-        else:
-            shutil.copyfile(source, dest, follow_symlinks=False)
+        else:  # the very file listed (and checked), never what a link put there since
+            with (
+                os.fdopen(_open_listed(source, info), "rb") as reader,
+                open(dest, "xb") as writer,
+            ):
+                shutil.copyfileobj(reader, writer, 1 << 20)
             os.chmod(dest, 0o755 if info.st_mode & 0o111 else 0o644)
     os.chmod(target, 0o755)
 
@@ -351,9 +475,7 @@ def _key(root: str) -> bytes:
 
 
 def _rebase(word: str, source: str, target: str) -> str:
-    from ohseven.referee.sandbox.process import _absolutise
-
-    absolute = _absolutise(word)
+    absolute = absolutise(word)
     if not os.path.isabs(absolute) or not os.path.exists(absolute):
         return word
     for form in (absolute, os.path.realpath(absolute)):
@@ -371,6 +493,7 @@ def stage(
     expected: Mapping[str, str] | None = None,
     keep: bool = False,
     discover: bool = False,
+    limits: StageLimits = StageLimits(),
 ) -> tuple[BotSpec, ...]:
     """Copy each bot's files under ``root`` and return the bots running from their copies.
 
@@ -379,7 +502,8 @@ def stage(
     ``keep``, copies are named by an HMAC of their content under a key kept in ``root`` and a
     copy already there is reused (a resumed tournament runs the very same paths); the other
     directories of ``root`` are removed. Without it, names are random. ``discover``: see
-    :func:`plan_bots`.
+    :func:`plan_bots`. ``limits`` bound each copy and all of them (:class:`StageLimits`).
+    A :class:`StagingError` says which bot (its ``index``).
     """
     _private_root(root)
     key = _key(root) if keep else None
@@ -389,22 +513,33 @@ def stage(
     # by what the copy holds: the clones of a league (one folder, one command) share one copy,
     # which the sandbox shows each of them read-only
     copies: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None], tuple[str, str]] = {}
-    for bot, plan in zip(bots, plans, strict=True):
+    total = 0
+    for index, (bot, plan) in enumerate(zip(bots, plans, strict=True)):
         if plan is None:
             staged.append(bot)
             continue
         source = (plan.source, plan.excluded, plan.files)
         if source not in copies:
-            digest = tree_digest(plan)
+            try:
+                digest, size = _measured(plan, limits)
+            except StagingError as error:
+                raise StagingError(str(error), index) from None
+            total += size
+            if total > limits.total_bytes:
+                raise StagingError(_too_much(bot.name, limits), index)
         else:
             target, digest = copies[source]
         if expected is not None and expected.get(bot.name, digest) != digest:
             raise StagingError(
                 f"bot {bot.name!r}: the files in {plan.source} changed since the configuration "
-                "was read; run again"
+                "was read; run again",
+                index,
             )
         if source not in copies:  # checked before anything is copied
-            target = _copy_once(bot, plan, digest, root, key, used)
+            try:
+                target = _copy_once(bot, plan, digest, root, key, used, limits)
+            except StagingError as error:
+                raise StagingError(str(error), index) from None
             copies[source] = (target, digest)
         command = tuple(_rebase(word, plan.source, target) for word in bot.command)
         staged.append(attrs.evolve(bot, command=command, directory=target))
@@ -418,7 +553,13 @@ def stage(
 
 
 def _copy_once(
-    bot: BotSpec, plan: Plan, digest: str, root: str, key: bytes | None, used: set[str]
+    bot: BotSpec,
+    plan: Plan,
+    digest: str,
+    root: str,
+    key: bytes | None,
+    used: set[str],
+    limits: StageLimits,
 ) -> str:
     """Copy ``plan`` (whose content has ``digest``) under ``root``, or reuse the copy a resumed
     run left there (with ``key``); the copy's folder."""
@@ -431,17 +572,17 @@ def _copy_once(
     holder = os.path.join(root, token)
     target = os.path.join(holder, os.path.basename(plan.source) or "bot")
     check = Plan(bot.name, target)
-    if not (os.path.isdir(target) and tree_digest(check) == digest):
+    if not (os.path.isdir(target) and tree_digest(check, limits) == digest):
         shutil.rmtree(holder, ignore_errors=True)
         os.mkdir(holder, 0o755)
         try:
-            _copy(plan, target)
+            _copy(plan, target, limits)
         except OSError as error:
             raise StagingError(
                 f"bot {bot.name!r}: cannot copy {error.filename or plan.source} for the "
                 f"run: {error.strerror}"
             ) from None
-        if tree_digest(check) != digest:
+        if tree_digest(check, limits) != digest:
             raise StagingError(
                 f"bot {bot.name!r}: the files in {plan.source} changed while being copied"
             )
@@ -454,6 +595,7 @@ def staged_bots(
     *,
     private: Mapping[str, str] = {},  # noqa: B006 - read only
     discover: bool = True,
+    limits: StageLimits = StageLimits(),
 ) -> Iterator[tuple[BotSpec, ...]]:
     """The bots running from copies in a fresh private temporary directory, removed after.
 
@@ -462,7 +604,7 @@ def staged_bots(
     """
     root = tempfile.mkdtemp(prefix="ohseven-stage-")
     try:
-        yield stage(bots, root, private=private, discover=discover)
+        yield stage(bots, root, private=private, discover=discover, limits=limits)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

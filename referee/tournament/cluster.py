@@ -49,6 +49,7 @@ from typing import Any
 import attrs
 from ohseven.referee.files import write_atomic
 from ohseven.referee.records import BotSpec, GameRecord, MatchSpec
+from ohseven.referee.sandbox.paths import bot_folder
 from ohseven.referee.tournament.errors import TourneyError
 
 __all__ = [
@@ -173,11 +174,7 @@ def unpack_bundle(data: bytes, target: str | os.PathLike[str]) -> Path:
 
 def _bot_directory(bot: BotSpec) -> str | None:
     """The directory the sandbox would expose to ``bot`` (see ``sandbox.BotProcess``)."""
-    if bot.directory:
-        return os.path.realpath(bot.directory)
-    from ohseven.referee.sandbox.process import _absolutise, _default_bot_dir
-
-    return _default_bot_dir(tuple(_absolutise(word) for word in bot.command))
+    return bot_folder(bot.command, bot.directory)
 
 
 def _rebase(word: str, directories: Iterable[str], local: str) -> str:

@@ -26,7 +26,8 @@ from typing import Any
 import attrs
 from ohseven.referee.files import write_json_atomic
 from ohseven.referee.plan import stopping
-from ohseven.referee.plan.config import TourneyConfig, changed_keys
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
@@ -40,6 +41,7 @@ from ohseven.referee.secret import (
     load_secret,
     secret_from_seed,
 )
+from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
 from ohseven.referee.tournament.pool import LocalPool, Pool, Runner
@@ -77,7 +79,7 @@ def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
 
 def sandbox_config(config: TourneyConfig) -> Any:
     """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
-    from ohseven.referee.sandbox.process import Limits, SandboxConfig
+    from ohseven.referee.sandbox.settings import Limits, SandboxConfig
 
     limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
     return SandboxConfig(
@@ -310,7 +312,7 @@ def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str])
 
 
 def _warn(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(printable(message), file=sys.stderr)
 
 
 def publish_site(output: Path, warn: Callable[[str], None]) -> None:

@@ -39,6 +39,10 @@ Modes, by when they strike:
   with its own secret and sends the move there (the right id) before answering on its own;
 - ``bigflood N``: on its first request, N frames of just under 1 MB (the transport's limit)
   as fast as it can, then plays on;
+- ``terminal start|play``: writes terminal control sequences (a window title, a clipboard
+  write, a cleared screen, C1 controls, rich markup) on stdout and stderr before its hello;
+  ``start`` then exits; ``play`` says hello with them in its label and raises an exception
+  whose text holds them on its first request (its traceback is its last output);
 - all along: ``record DIR`` (a spy: plays fair, and appends every message it receives, as a
   JSON line, to ``DIR/<OHSEVEN_NAME>.jsonl`` for the leak tests to inspect).
 """
@@ -307,9 +311,30 @@ def nested(depth):
     return b"\x91" * depth + b"\xc0"  # [[[...[nil]...]]]
 
 
+#: what a bot would write to the organiser's terminal: OSC 0 (window title), OSC 52 (the
+#: clipboard), CSI 2J (clear screen), an 8-bit CSI (U+009B, and the raw byte), a bell, a
+#: carriage return and rich markup (a style and a link)
+TERMINAL = (
+    "\x1b]0;PWNED-TITLE\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\u009b31mC1\x07\r"
+    "[reverse]MARKUP[/reverse][link=https://evil.example]LINK[/link]"
+)
+
+
+def terminal():
+    for stream in (sys.stdout, sys.stderr):
+        stream.write(TERMINAL + "\n")
+        stream.flush()
+        stream.buffer.write(b"raw \x9b byte \x1b[5m\n")
+        stream.buffer.flush()
+
+
 def main():
     if MODE == "exit":
         return 0
+    if MODE == "terminal":
+        terminal()
+        if ARGS[0] == "start":
+            return 3
     if MODE == "noconnect":
         time.sleep(120)
         return 0
@@ -344,7 +369,8 @@ def main():
         return 0
     if MODE == "stall":  # before the hello: the start has time to spare
         release = slow_to_kill(*(int(arg) for arg in ARGS[1:3] or ("60", "150")))
-    sock.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": MODE}))
+    label = TERMINAL[:64] if MODE == "terminal" else MODE
+    sock.send(packb({"type": "hello", "protocol": 1, "secret": secret, "bot": label}))
     welcome = msgpack.unpackb(sock.recv())
     assert welcome["type"] == "welcome", welcome
     rng = random.Random(11)
@@ -381,6 +407,8 @@ def main():
         ident, kind, legal = message["id"], message["kind"], message["legal"]
         move = rng.sample(legal, message["count"]) if kind == "pass" else rng.choice(legal)
         if count == 1:
+            if MODE == "terminal":
+                raise RuntimeError(TERMINAL)
             if MODE == "memory":
                 memory()
             elif MODE == "forkbomb":

@@ -1,0 +1,121 @@
+"""What decides a tournament's results: the configuration's digest and each bot's
+fingerprint, a league's fixed part (:func:`changed_keys`), and the digests of the bots' staged
+copies, checked against what the sandbox may show every bot."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ohseven.referee.plan.config import BotEntry
+from ohseven.referee.plan.document import Document
+from ohseven.referee.plan.sections import BotList
+from ohseven.referee.sandbox import staging
+from ohseven.referee.sandbox.paths import python_paths
+
+#: keys that do not change the games: left out of the digest. The seed is left out too, so the
+#: published digest cannot be searched for a short seed; the store checks the secret apart.
+NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
+
+
+def _fixed_part(data: dict) -> dict:
+    """What a league may not change once it started: everything in the digest but the bots and
+    the budget of games (bots join and leave; the budget can grow)."""
+    fixed = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST and k != "bots"}
+    schedule = fixed.get("schedule")
+    if isinstance(schedule, dict):
+        fixed["schedule"] = {k: v for k, v in schedule.items() if k != "games"}
+    return fixed
+
+
+def _flatten(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            _flatten(inner, f"{path}.{key}" if path else str(key), out)
+    else:
+        out[path] = value
+    return out
+
+
+def changed_keys(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """(key, old value, new value) of every key of a league's fixed part (rules, table sizes,
+    time control, deals...) that differs between two configuration documents; a missing key
+    is None."""
+    before, after = (
+        _flatten(json.loads(json.dumps(_fixed_part(d), sort_keys=True, default=str)), "", {})
+        for d in (old, new)
+    )
+    return [
+        (key, before.get(key), after.get(key))
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
+
+
+def staged_digests(
+    doc: Document,
+    bots: list[BotEntry],
+    keys: list[str],
+    output: Path,
+    source: str,
+    mode: str,
+) -> dict[str, str]:
+    """The ``staging.tree_digest`` of each bot's copy; errors (a bot's folder inside the output
+    folder, a private path the sandbox shows every bot) go to ``doc``."""
+    private = staging.referee_paths(str(output), source)
+    if mode == "bwrap":  # unsandboxed bots see every file their uid can read anyway
+        shown = python_paths()
+        for key, what in (("output", "the output folder"), ("", "the configuration file")):
+            try:
+                staging.check_views({what: private[what]} if what in private else {}, shown)
+            except staging.StagingError as error:
+                doc.error(key, str(error))
+    try:
+        plans = staging.plan_bots([bot.spec for bot in bots], private=private)
+        # by what the copy holds: the clones of a league (one folder, one command) share one
+        digests: dict[Any, str] = {}
+        named = {}
+        for bot, plan in zip(bots, plans, strict=True):
+            content = None if plan is None else (plan.source, plan.excluded, plan.files)
+            if content not in digests:
+                digests[content] = staging.tree_digest(plan)
+            named[bot.name] = digests[content]
+        return named
+    except staging.StagingError as error:
+        key = keys[error.index] if error.index is not None else ""
+        doc.error(key, str(error))
+        return {}
+
+
+def config_digests(
+    data: dict, stype: str | None, listed: BotList
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The configuration's digest (what decides the results) and each bot's fingerprint."""
+    fingerprints = listed.fingerprints
+    if stype == "league":  # bots may join and leave: each is checked apart (bot_fingerprints)
+        decisive = _fixed_part(data)
+    else:
+        decisive = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST}
+        decisive["_bot_files"] = fingerprints
+    entries = {
+        item["name"]: item for item in listed.raw if isinstance(item, dict) and "name" in item
+    }
+    bot_fingerprints = tuple(
+        (
+            bot.name,
+            hashlib.sha256(
+                json.dumps(
+                    [entries.get(bot.name), fingerprints.get(bot.name, "")],
+                    sort_keys=True,
+                    default=str,
+                ).encode()
+            ).hexdigest()[:16],
+        )
+        for bot in listed.bots
+    )
+    digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[
+        :16
+    ]
+    return digest, bot_fingerprints
