@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     finally:
         if web is not None:
-            web.close()
+            web.close("you left the table" if left is not None else "every game is played")
     _report(console, spec, name, records, logs, left, replay_dir)
     return 0
 

@@ -71,9 +71,7 @@ class WebFront:
         self.host, self.port = sock.getsockname()[:2]
         shown = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{shown}:{self.port}/?token={self.token}"
-        config = uvicorn.Config(
-            self.app(), log_level="warning", lifespan="off", access_log=False
-        )
+        config = uvicorn.Config(self.app(), log_level="warning", lifespan="off", access_log=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [sock]}, name="play-web", daemon=True
@@ -100,14 +98,16 @@ class WebFront:
         page = environment.get_template("play.html")
 
         def allowed(request: HttpRequest, header: bool = True) -> bool:
-            given = request.headers.get(TOKEN_HEADER) if header else request.query_params.get("token")
+            if header:
+                given = request.headers.get(TOKEN_HEADER)
+            else:
+                given = request.query_params.get("token")
             return secrets.compare_digest(str(given or ""), self.token)
 
         async def index(request: HttpRequest) -> Response:
             if not allowed(request, header=False):
                 return HTMLResponse("<p>Open the address printed by ohseven-referee play.</p>", 403)
-            site = {"name": "play", "generated": time.strftime("%H:%M:%S")}
-            return HTMLResponse(page.render(root="", site=site))
+            return HTMLResponse(page.render(root="", site={"name": "play"}))
 
         async def state(request: HttpRequest) -> Response:
             if not allowed(request):
@@ -151,9 +151,13 @@ class WebFront:
             self.answers.put(_LEAVE)
             return JSONResponse({"ok": True})
 
+        async def no_icon(request: HttpRequest) -> Response:
+            return Response(status_code=204)
+
         return Starlette(
             routes=[
                 Route("/", index),
+                Route("/favicon.ico", no_icon),
                 Route("/state", state),
                 Route("/answer", answer, methods=["POST"]),
                 Route("/leave", leave, methods=["POST"]),
