@@ -135,8 +135,9 @@ def test_a_whole_game_clicked_in_chromium(session, page: Page, tmp_path: Path) -
     result = page.evaluate(
         """async () => {
             const token = new URLSearchParams(location.search).get('token');
-            const state = await (await fetch('state', {headers: {'X-Ohseven-Token': token}})).json();
-            const r = await fetch('answer', {method: 'POST', headers: {'X-Ohseven-Token': token},
+            const headers = {'X-Ohseven-Token': token};
+            const state = await (await fetch('state', {headers: headers})).json();
+            const r = await fetch('answer', {method: 'POST', headers: headers,
                 body: JSON.stringify({id: state.decision.id, answer: '9'})});
             return [r.status, (await r.json()).error];
         }"""

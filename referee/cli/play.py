@@ -133,8 +133,10 @@ def run(args: argparse.Namespace) -> int:
     console = terminal_console()
     front: Front
     if listen is not None:
-        # the web server (the ``server`` extra) is loaded only when it is asked for
-        from ohseven.referee.human.web import WebFront, WebFrontError
+        try:  # the web server (the ``server`` extra) is loaded only when it is asked for
+            from ohseven.referee.human.web import WebFront, WebFrontError
+        except ModuleNotFoundError as error:
+            return _fail(f"--web needs {error.name}: pip install 'ohseven[server]'")
 
         if not _loopback(listen[0]):
             console.print(

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import attrs
 from ohseven.core.names import OH_HELL, OH_SEVEN, RANKS, SUITS
-from ohseven.core.table import Request, Table
+from ohseven.core.table import LinkBase, Request, Table, request_message
 from ohseven.core.wire import move_from_wire
 from ohseven.referee.terminal import printable
 from ohseven.sdk.view import View, card_key
@@ -255,13 +255,14 @@ def describe_event(event: Mapping[str, Any], names: Sequence[str], seat: int) ->
 # --------------------------------------------------------------------------- the link
 
 
-class HumanLink:
-    """The seat of a person (:class:`~ohseven.core.table.Link`, synchronous): it folds the
-    seat's events into a :class:`View`, logs them in words, and asks ``front`` each decision.
-    ``names``: the players of the game by seat; ``game``/``games``: which game of the
-    session this is (for the heading)."""
+class HumanLink(LinkBase):
+    """The seat of a person (an in-process, synchronous link): it folds the seat's events into
+    a :class:`View` (from the request message a bot would be sent), logs them in words, and
+    asks ``front`` each decision; a person never faults (the front asks again until the answer
+    is legal). ``names``: the players of the game by seat; ``game``/``games``: which game of
+    the session this is (for the heading)."""
 
-    synchronous = True
+    __slots__ = ("front", "names", "game", "games", "view", "log", "logged")
 
     def __init__(self, front: Front, names: Sequence[str], game: int = 0, games: int = 1):
         self.front = front
@@ -272,12 +273,6 @@ class HumanLink:
         self.view = View()
         self.log: list[str] = []
         self.logged = 0
-
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
 
     def _fold(self, events: Sequence[Mapping[str, Any]]) -> None:
         for event in events:
@@ -294,17 +289,13 @@ class HumanLink:
 
     def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
         self._fold(events)
-        kind, legal, count = request.kind, request.legal, request.count
-        self.view.set_request({"kind": kind, "legal": legal, "count": count})
+        self.view.set_request(request_message(request, []))
         move = self.front.ask(self.turn(request))
         table.answer(request, move_from_wire(table.game, request.kind, move))
 
     def tell(self, events: list[dict[str, Any]]) -> None:
         self._fold(events)
         self.front.show(self.turn())
-
-    def faulted(self, table: Table, seat: int, status: Any, request: Request | None) -> None:
-        pass  # a person never faults: the front asks again until the answer is legal
 
 
 # --------------------------------------------------------------------------- the picture
