@@ -181,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if web is not None:
             web.close("you left the table" if left is not None else "every game is played")
-    _report(console, spec, name, records, logs, left, replay_dir)
+    arguments = dict(zip((bot.name for bot in bots), args.bots, strict=True))
+    _report(console, spec, name, records, logs, left, replay_dir, arguments)
     return 0
 
 
@@ -193,6 +194,7 @@ def _report(
     logs: dict[str, str],
     left: tuple[int, HumanLink, str] | None,
     replay_dir: str | None,
+    arguments: dict[str, str],
 ) -> None:
     """The end: the game left unfinished, the totals and bid accuracy, the replays."""
     console.print()
@@ -212,7 +214,7 @@ def _report(
         person = BotSpec(name, ("(a person at the keyboard)",))
         everyone = attrs.evolve(spec, bots=(*spec.bots, person))
         summary = summarise(MatchResult(everyone, tuple(records), logs))
-        print_summary(summary, who="player")
+        print_summary(summary, arguments, who="player")
     else:
         console.print("No game was finished.")
     for record in records:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.stats import rate
 
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-DB_NAME = "tournament.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -171,7 +171,14 @@ class BotAggregate:
 
 
 def _fault_json(fault: Fault) -> dict[str, Any]:
-    return {"seat": fault.seat, "status": fault.status.value, "detail": fault.detail}
+    data: dict[str, Any] = {
+        "seat": fault.seat,
+        "status": fault.status.value,
+        "detail": fault.detail,
+    }
+    if fault.move is not None:  # where in the game (games stored before had none)
+        data.update(move=fault.move, round=fault.round, trick=fault.trick)
+    return data
 
 
 #: a game's row with its five JSON columns as one JSON array: one parse per game, not five
@@ -193,7 +200,15 @@ def _stored_from_row(row: Sequence[Any]) -> StoredGame:
         totals=tuple(totals),
         ranks=tuple(ranks),
         faults=tuple(
-            Fault(item["seat"], FaultStatus(item["status"]), item["detail"]) for item in faults
+            Fault(
+                item["seat"],
+                FaultStatus(item["status"]),
+                item["detail"],
+                item.get("move"),
+                item.get("round"),
+                item.get("trick"),
+            )
+            for item in faults
         ),
         stats=stats,
         replay_path=replay_path,
