@@ -168,7 +168,7 @@ def test_ctrl_c_ends_cleanly_with_the_game_so_far_saved(terminal, tmp_path: Path
     assert [0, "bid"] in [m[:2] for m in replay["moves"]]
     asked = subprocess.run(
         [sys.executable, "-m", "ohseven.referee.cli", "replay", str(replays / "play-game000.json"),
-         "--at", "0", "--bot", RANDOM_BOT],
+         "--at", "1", "--bot", RANDOM_BOT],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert asked.returncode == 0, asked.stdout + asked.stderr
