@@ -323,7 +323,8 @@ def _fault_mark(fault: dict[str, Any] | None) -> str:
     if fault is None:
         return ""
     status = str(fault.get("status"))
-    return f"{status}: {_PLAYED_BY.get(status, 'the referee’s fallback')}"
+    by = _PLAYED_BY.get(status, "the referee's fallback")
+    return f"{status}: {by}"
 
 
 def _decision_data(
