@@ -28,6 +28,15 @@ import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from ohseven.core.table import Link, LinkBase, RandomFallback, Request, Table
 from ohseven.core.wire import move_to_wire
+from ohseven.referee.cli.bot_args import (
+    BotArgumentError,
+    add_extra_path_argument,
+    add_time_control_arguments,
+    announce_seed,
+    bot_specs,
+    extra_paths,
+    output_tail,
+)
 from ohseven.referee.fault_report import (
     FaultSite,
     author_paths,
@@ -45,13 +54,6 @@ from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError,
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
 from ohseven.referee.terminal import printable
-
-
-def output_tail(text: str) -> str:
-    from ohseven.referee.cli.bot_args import output_tail as tail
-
-    return tail(text)
-
 
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
@@ -560,8 +562,6 @@ def render(data: dict[str, Any], argument: str | None = None) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from ohseven.referee.cli.bot_args import add_extra_path_argument, add_time_control_arguments
-
     parser.add_argument(
         "--game",
         choices=[*GAMES, "both"],
@@ -604,8 +604,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.cli.bot_args import BotArgumentError, announce_seed, bot_specs, extra_paths
-
     raise_fd_limit()
 
     try:

@@ -28,6 +28,8 @@ from ohseven.referee.cli.bot_args import (
     output_tail,
 )
 from ohseven.referee.fault_report import FaultSite, group_faults, render_groups, site_data
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.match import MatchSpecError, play_match
 from ohseven.referee.records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.settings import (
@@ -39,6 +41,7 @@ from ohseven.referee.sandbox.settings import (
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
 from ohseven.referee.terminal import console, markup, printable
+from rich.table import Table
 
 __all__ = [
     "configure",
@@ -182,8 +185,6 @@ def print_summary(summary: dict, arguments: dict[str, str], who: str = "bot") ->
     """:func:`summarise`'s summary as a table (names escaped; ``who`` heads their column),
     then each faulty bot's faults grouped (``arguments``: each bot's name -> its argument as
     given, for the command that replays a fault)."""
-    from rich.table import Table
-
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
     for column in (who, "points", "wins", "avg rank", "bid accuracy", "faults"):
@@ -259,9 +260,6 @@ def check_table(
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.play.descriptors import raise_fd_limit
-    from ohseven.referee.play.match import MatchSpecError, play_match
-
     raise_fd_limit()
 
     try:
