@@ -33,6 +33,7 @@ from ohseven.referee.files import DB_NAME
 from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
 from ohseven.referee.plan.loader import demo_config, load_config
 from ohseven.referee.plan.schedule import schedule_size
+from ohseven.referee.plan.sections import MAX_WORKERS
 from ohseven.referee.play.match import start_check
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.display import print_board
@@ -163,8 +164,8 @@ def run(args: argparse.Namespace) -> int:
             "unsandboxed; see SECURITY.md",
             file=sys.stderr,
         )
-    if args.workers is not None and args.workers < 1:
-        print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        print(f"--workers {args.workers}: expected 1 to {MAX_WORKERS}", file=sys.stderr)
         return 2
     if not args.check:
         cgroups.warn_unavailable()  # once: what is not enforced without cgroups
