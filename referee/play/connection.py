@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import functools
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import msgpack
@@ -355,7 +355,8 @@ class Connection:
             self.replies = {head + pack(bid): bid for bid in pending.legal}
         else:
             index = codec.index
-            self.replies = {head + pack(card): index[card] for card in pending.legal}
+            cards = cast(list[str], pending.legal)  # a play or an Oh-Seven bid: card names
+            self.replies = {head + pack(card): index[card] for card in cards}
 
     def accept(self, frame: bytes, codec: MoveCodec) -> tuple[Request, Any] | None:
         """The usual reply in one step: ``(request, engine move)`` when ``frame`` is exactly
