@@ -32,14 +32,14 @@ class Phase(enum.StrEnum):
 # --------------------------------------------------------------------------- exceptions
 
 
-class _Described(Protocol):
-    """What a rules error reads of the game it was raised in (``Game.describe``)."""
-
-    def describe(self) -> str: ...
-
-
 class RulesError(Exception):
     """Base of every error the rules engine raises on purpose."""
+
+
+class Described(Protocol):
+    """What a move error reports of its game (a ``Game``, which imports this module)."""
+
+    def describe(self) -> str: ...
 
 
 class InvalidRulesError(RulesError, ValueError):
@@ -49,7 +49,7 @@ class InvalidRulesError(RulesError, ValueError):
 class IllegalMoveError(RulesError, ValueError):
     """A well-formed decision that the rules forbid in this state."""
 
-    def __init__(self, message: str, *, seat: int, move: object, game: _Described) -> None:
+    def __init__(self, message: str, *, seat: int, move: object, game: Described) -> None:
         super().__init__(f"seat {seat}: {message} [{game.describe()}]")
         self.seat = seat
         self.move = move
@@ -63,7 +63,7 @@ class OutOfTurnError(IllegalMoveError):
 class MalformedMoveError(RulesError, TypeError):
     """A decision of the wrong type or shape for the decision asked for."""
 
-    def __init__(self, message: str, *, seat: int, move: object, game: _Described) -> None:
+    def __init__(self, message: str, *, seat: int, move: object, game: Described) -> None:
         super().__init__(f"seat {seat}: {message} [{game.describe()}]")
         self.seat = seat
         self.move = move

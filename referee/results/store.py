@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.stats import rate
 
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-DB_NAME = "tournament.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from ohseven.referee.files import write_json_atomic
+from ohseven.referee.files import DB_NAME, STAGING_NAME, write_json_atomic
 from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
@@ -32,7 +32,7 @@ from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
-from ohseven.referee.results.store import DB_NAME, Store, StoreError
+from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.secret import (
     SECRET_NAME,
     SecretError,
@@ -54,9 +54,6 @@ __all__ = [
     "TourneyError",
     "TourneyOutcome",
 ]
-
-#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
-STAGING_NAME = ".bots"
 
 
 @attrs.frozen
