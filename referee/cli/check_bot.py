@@ -28,7 +28,7 @@ from typing import Any, cast
 import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from ohseven.core.table import Link, LinkBase, RandomFallback, Request, Table
-from ohseven.core.values import Move
+from ohseven.core.values import Event, Move
 from ohseven.core.wire import move_to_wire
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
@@ -245,7 +245,7 @@ class _Opponent(LinkBase):
         self.check = check
         self.rng = rng
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         table.answer(request, _opponent(table.game, request.seat, self.check, self.rng))
 
 
@@ -302,7 +302,7 @@ def play_check(
     moves: list[Any] = []
     rebids = 0
 
-    def on_move(seat: int, kind: str, move: Any, took: float | None) -> None:
+    def on_move(seat: int, kind: str, move: Move, took: float | None) -> None:
         nonlocal rebids
         if seat != check.seat:
             return

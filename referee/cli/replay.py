@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 from ohseven.core.rules import Game, RulesError
 from ohseven.core.table import LinkBase
+from ohseven.core.values import Move
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
@@ -210,7 +211,7 @@ def _exchange(
     bots_at = [real if s == seat else None for s in range(game.players)]
     took: list[float | None] = []
 
-    def on_move(mover: int, kind: str, move: Any, seconds: float | None) -> None:
+    def on_move(mover: int, kind: str, move: Move, seconds: float | None) -> None:
         if mover == seat:
             took.append(seconds)
             assert referee.table is not None  # the table being played
