@@ -224,6 +224,8 @@ class Table:
         self.on_move = on_move
         self.outstanding: dict[int, Request] = {}
         self.faults: list[Fault] = []
+        #: the moves played at this table (a fault names the move it cost, counted from 1)
+        self.played = 0
         #: set to end :meth:`run` before the game is over (``replay`` asks one decision)
         self.stopped = False
         self.feeds = [
@@ -242,7 +244,7 @@ class Table:
             return  # expired meanwhile: the links reject late replies, this is a safety net
         del self.outstanding[seat]
         if error is not None:  # recorded, not counted towards dropping the bot
-            self.faults.append(Fault(seat, FaultStatus.BOT_ERROR, error))
+            self.faults.append(self._located(seat, FaultStatus.BOT_ERROR, error))
         took = self.clock() - request.sent
         over = took - self.move_seconds
         if over > 0:
@@ -253,12 +255,23 @@ class Table:
         try:
             self.game.push(seat, move)
         except RulesError as error:  # a link that did not check the legal list
-            self.faults.append(Fault(seat, FaultStatus.ILLEGAL, str(error)))
+            self.faults.append(self._located(seat, FaultStatus.ILLEGAL, str(error)))
             self._fall_back(seat)
+            return
+        self.played += 1
+
+    def _located(self, seat: int, status: FaultStatus, detail: str) -> Fault:
+        """A fault of ``seat`` with the move it costs (if it owes one), its round and trick."""
+        game = self.game
+        move = game.move_number(seat, self.played)
+        if move is None:
+            return Fault(seat, status, detail)
+        trick = sum(game.tricks_won) + 1 if game.phase is Phase.PLAY else None
+        return Fault(seat, status, detail, move, game.round + 1, trick)
 
     def fault(self, seat: int, status: FaultStatus, detail: str) -> None:
         """Record a fault of ``seat``; if it owed a decision, the fallback plays it."""
-        self.faults.append(Fault(seat, status, detail))
+        self.faults.append(self._located(seat, status, detail))
         request = self.outstanding.pop(seat, None)
         self.links[seat].faulted(self, seat, status, request)
         game = self.game
@@ -271,6 +284,7 @@ class Table:
         if self.on_move is not None:
             self.on_move(seat, game.phase.value, move, None)
         game.push(seat, move)
+        self.played += 1
 
     # -- the loop
 

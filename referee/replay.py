@@ -10,7 +10,9 @@ A replay is a JSON object::
      "moves": [[seat, kind, wire_move], ...],   # kind: "pass", "bid" or "play"
      "events": [...],           # the engine's event log, private events included
      "result": {"totals": [...], "ranks": [...]} or null while the game is not over,
-     "faults": [{"seat": 0, "status": "timeout", "detail": "..."}, ...]}
+     "faults": [{"seat": 0, "status": "timeout", "detail": "...",
+                 "move": 12, "round": 2, "trick": 3}, ...]}   # move, round, trick from 1
+                                # (null outside a decision; absent in older replays)
 
 Moves are kept in wire form so that a replay reads well: a card is its name (``"7S"``,
 ``"TH"``), an Oh-Seven bid is a card name, an Oh Hell bid is an int, a pass is a list of card
@@ -169,10 +171,11 @@ def start_game(replay: dict[str, Any]) -> Game:
 
 
 def play_move(game: Game, entry: object, index: int = 0) -> None:
-    """Play a replay's move ``entry`` (``[seat, kind, move]``, the move in wire form), move
-    ``index`` of its game, on ``game`` (raises :class:`ReplayError` naming it)."""
+    """Play a replay's move ``entry`` (``[seat, kind, move]``, the move in wire form), the move
+    at ``index`` of its game's moves, on ``game`` (raises :class:`ReplayError` naming it by its
+    number, ``index + 1``, as ``replay --at`` and every fault report count)."""
     if not isinstance(entry, list | tuple) or len(entry) != 3:
-        raise ReplayError(f"move {index}: expected [seat, kind, move], not {entry!r}")
+        raise ReplayError(f"move {index + 1}: expected [seat, kind, move], not {entry!r}")
     seat, kind, value = entry
     if game.is_over:
         raise ReplayError(f"{_where(entry, index)}: the game is already over")
@@ -188,7 +191,7 @@ def play_move(game: Game, entry: object, index: int = 0) -> None:
 
 def _where(entry: Any, index: int) -> str:
     seat, kind, value = entry
-    return f"move {index} (seat {seat} {kind} {value!r})"
+    return f"move {index + 1} (seat {seat} {kind} {value!r})"  # from 1, as replay --at counts
 
 
 def game_after(replay: dict[str, Any], moves: int) -> Game:

@@ -227,8 +227,9 @@ MAX_ERROR_CHARS = 2000
 
 
 def where(view: View) -> str:
-    """Where in the game a decision is: game, round, deal and trick, for error messages."""
-    text = f"game {view.index}, round {view.round}"
+    """Where in the game a decision is: game, round, deal and trick, for error messages
+    (counted from 1, as ``replay`` and the viewer count)."""
+    text = f"game {view.index + 1}, round {view.round + 1}"
     if view.deal:
         text += f", deal {view.deal}"
     if view.kind == "play":
@@ -438,9 +439,17 @@ def _serve_referee(
 
 
 def _traceback() -> str:
+    """The traceback of the exception being handled, from the bot's own first frame (the
+    SDK's and the rules' frames above it are left out: its author reads its own code)."""
     import traceback  # only when a bot's code fails: a bot starts without it
 
-    return traceback.format_exc()
+    kind, error, frames = sys.exc_info()
+    sdk = os.path.dirname(os.path.abspath(__file__))
+    ours = (sdk + os.sep, os.path.join(os.path.dirname(sdk), "core") + os.sep)
+    first = frames
+    while first is not None and first.tb_frame.f_code.co_filename.startswith(ours):
+        first = first.tb_next
+    return "".join(traceback.format_exception(kind, error, first or frames))
 
 
 def _example_bot(name: str) -> Callable[[], Bot]:

@@ -280,20 +280,25 @@ class TestRequestMessage:
         st.tuples(
             st.integers(0, 4),
             st.integers(0, 30),
-            st.sampled_from(["silent", "garbage", "die", "illegal", "slow"]),
+            st.sampled_from(["silent", "garbage", "die", "illegal", "slow", "substitute"]),
         ),
         max_size=6,
     ),
+    simultaneous=st.booleans(),
 )
-def test_any_mix_of_faults_ends_the_game_with_closed_statuses(game, players, seed, bad):
+def test_any_mix_of_faults_ends_the_game_with_closed_statuses(
+    game, players, seed, bad, simultaneous
+):
     """Whatever the seats do, the game ends, faults are closed statuses of the faulty seats
-    only, and no seat is asked twice at once."""
+    only, and no seat is asked twice at once; a fault in a decision names that decision's
+    number in the game's moves (from 1, simultaneous sets in seat order), round and trick."""
     replies = {
         "silent": Reply.silent(),
         "garbage": Reply.garbage(0.1),
         "die": Reply.die(0.1),
         "illegal": Reply.move("not a card"),
         "slow": Reply.move(None, MOVE + 0.1),
+        "substitute": Reply.move(None, 0.0, "choose_play raised"),
     }
     plan: dict[int, dict[int, Reply]] = {}
     for seat, n, kind in bad:
@@ -308,15 +313,28 @@ def test_any_mix_of_faults_ends_the_game_with_closed_statuses(game, players, see
             if reply is None:
                 return first_legal(request, g)
             if reply.action == "move" and reply.value is None:  # slow but legal
-                return Reply.move(first_legal(request, g).value, reply.delay)
+                return Reply.move(first_legal(request, g).value, reply.delay, reply.error)
             return reply
 
         return script
 
+    options = {"simultaneous_bids": simultaneous} if game == OH_HELL else None
     table, links = table_of(
-        new_game(game, players, seed), {s: script_of(s) for s in range(players)}
+        new_game(game, players, seed, options), {s: script_of(s) for s in range(players)}
+    )
+    positions = []  # (round, trick) before each move, as the table's loop sees them
+    table.on_move = lambda seat, kind, move, seconds: positions.append(
+        (table.game.round + 1, sum(table.game.tricks_won) + 1 if kind == "play" else None)
     )
     table.run()
+    moves = table.game.moves
+    assert table.played == len(moves)
+    for fault in table.faults:
+        if fault.move is not None:
+            assert moves[fault.move - 1][0] == fault.seat, (fault, moves[fault.move - 1])
+            assert (fault.round, fault.trick) == positions[fault.move - 1]
+        else:
+            assert fault.status in (FaultStatus.CRASH, FaultStatus.DROPPED, FaultStatus.PROTOCOL)
     assert table.game.is_over and not table.outstanding
     assert all(isinstance(f.status, FaultStatus) for f in table.faults)
     assert {f.seat for f in table.faults} <= set(plan)

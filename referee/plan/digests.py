@@ -17,7 +17,15 @@ from ohseven.referee.sandbox.paths import python_paths
 
 #: keys that do not change the games: left out of the digest. The seed is left out too, so the
 #: published digest cannot be searched for a short seed; the store checks the secret apart.
-NOT_IN_DIGEST = ("workers", "output", "cluster", "cluster_bots", "seed", "reveal_seeds")
+NOT_IN_DIGEST = (
+    "workers",
+    "output",
+    "cluster",
+    "cluster_bots",
+    "seed",
+    "reveal_seeds",
+    "server",
+)
 
 
 def _fixed_part(data: dict) -> dict:

@@ -29,6 +29,7 @@ from ohseven.referee.plan.sections import (
     read_run_settings,
     read_sandbox,
     read_schedule,
+    read_server,
     read_table_sizes,
     read_time_control,
 )
@@ -92,6 +93,7 @@ def load_config_text(
     sandbox = read_sandbox(reader, data)
     ratings = read_ratings(reader, data)
     run = read_run_settings(reader, data)
+    server = read_server(reader, data)
     output = None if name is None else read_output(doc, name, run.output, base, out_base)
     if output is not None:
         check_extra_paths(doc, list(sandbox.extra_paths), str(output), listed.bots)
@@ -125,6 +127,7 @@ def load_config_text(
         bot_fingerprints=bot_fingerprints,
         document=data,
         bot_digests=tuple(staged.items()),
+        server=server,
     )
 
 

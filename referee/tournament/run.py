@@ -14,6 +14,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 import queue
 import shutil
@@ -163,12 +164,18 @@ def run_tournament(
     sandbox: Any = None,
     board_interval: float = 0.5,
     cluster: str | None = None,
+    roster: Callable[[TourneyConfig], TourneyConfig] | None = None,
+    site: bool = True,
 ) -> TourneyOutcome:
     """Play (or resume) the tournament; returns when every match is done or on Ctrl-C.
 
     ``runner`` plays one match (default: ``match.play_match``); ``sandbox`` overrides the
     sandbox built from the configuration; ``cluster`` (default: the configuration's) is the
-    address of a Dask scheduler that plays the matches instead of local workers. Raises
+    address of a Dask scheduler that plays the matches instead of local workers. ``roster``
+    (a league's, for ``serve``): the configuration with its staged bots, to the configuration
+    with the bots that play next, called at the start and before each wave (the bots it adds
+    must already be private copies: they are not staged). ``site``: publish the static site
+    at the end and every half minute (``serve`` shows its own live pages instead). Raises
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
@@ -181,6 +188,9 @@ def run_tournament(
     league = config.schedule.type == "league"
     with _lock(output):
         config = _staged(config, output)
+        house = config
+        if roster is not None:
+            config = roster(house)
         if fresh:
             _remove_store(output)
         secret = tournament_secret(config, output)
@@ -206,7 +216,13 @@ def run_tournament(
                 config, total_games, matches_total, secret, sorted(store.bot_names())
             )
             feed: Feed = (  # a league's feed withdraws the matches of bots that left
-                LeagueFeed(config, secret, store, board)
+                LeagueFeed(
+                    config,
+                    secret,
+                    store,
+                    board,
+                    roster=None if roster is None else (lambda: roster(house)),
+                )
                 if league
                 else ScheduleFeed(config, secret, store)
                 if board.stopping is None
@@ -230,7 +246,8 @@ def run_tournament(
             )
             write_json_atomic(output / LEADERBOARD_NAME, board.document())
             if not first:
-                publish_site(output, _warn)
+                if site:
+                    publish_site(output, _warn)
                 return _outcome(store, board, 0, False, started)
             if sandbox is None and runner is None:
                 sandbox = sandbox_config(config)
@@ -251,11 +268,13 @@ def run_tournament(
                 replay_dir=replay_dir,
                 quiet=quiet,
                 board_interval=board_interval,
+                site_interval=30.0 if site else math.inf,
                 cluster=cluster or config.cluster,
             )
             document = board.document()
             write_json_atomic(output / LEADERBOARD_NAME, document)
-            publish_site(output, _warn)
+            if site:
+                publish_site(output, _warn)
             return _outcome(store, board, played, interrupted, started, document)
 
 
