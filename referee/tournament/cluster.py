@@ -383,11 +383,11 @@ class _Results:
 class ClusterPool:
     """Matches played as Dask tasks; results, as matches finish, on :attr:`results`.
 
-    ``submit((index, spec, sandbox, replay_dir, runner))`` queues a match; the pool's thread
-    keeps as many in flight as the cluster has ``match`` slots and puts ``("done", index,
-    (games, logs))``, ``("failed", index, reason)`` (the match kept killing its workers) or
-    ``("error", index, text)`` (the runner raised) on :attr:`results`. ``bots`` are the bots of
-    the tournament, shipped to the workers when ``bot_mode`` is ``"ship"``.
+    ``submit(job)`` queues a match (a :class:`~.pool.Job`); the pool's thread keeps as many in
+    flight as the cluster has ``match`` slots and puts a :class:`~.pool.MatchEnded` or a
+    :class:`~.pool.MatchFailed` (``failed``: the match kept killing its workers; ``error``: the
+    runner raised) on :attr:`results`. ``bots`` are the bots of the tournament, shipped to the
+    workers when ``bot_mode`` is ``"ship"``.
     """
 
     def __init__(
