@@ -30,11 +30,14 @@ from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.match import play_match
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
 from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.sandbox.settings import Limits, SandboxConfig
+from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage
 from ohseven.referee.secret import (
     SECRET_NAME,
     SecretError,
@@ -43,7 +46,9 @@ from ohseven.referee.secret import (
     load_secret,
     secret_from_seed,
 )
+from ohseven.referee.site.publish import REPLAY_DATA, publish
 from ohseven.referee.terminal import printable
+from ohseven.referee.tournament.cluster import ClusterPool
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
 from ohseven.referee.tournament.pool import GameEnded, Job, LocalPool, MatchEnded, Pool, Runner
@@ -71,8 +76,6 @@ class TourneyOutcome:
 
 
 def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
-    from ohseven.referee.play.match import play_match
-
     return play_match(spec, **kwargs)
 
 
@@ -106,8 +109,6 @@ def _lock(directory: Path):
 def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
     """The configuration with its bots running from copies under ``output/.bots`` (see
     ``staging``); the copies must hold what the configuration's digest was computed from."""
-    from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage
-
     try:
         bots = stage(
             [bot.spec for bot in config.bots],
@@ -125,8 +126,6 @@ def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
 def _remove_store(directory: Path) -> None:
     """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
     replay and replay data (a new tournament in the same folder must not show the old games)."""
-    from ohseven.referee.site.publish import REPLAY_DATA
-
     names = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SECRET_NAME, LEADERBOARD_NAME)
     for name in (*names, "leaderboard.csv", "leaderboard.md"):
         (directory / name).unlink(missing_ok=True)
@@ -179,8 +178,6 @@ def run_tournament(
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
-    from ohseven.referee.play.descriptors import raise_fd_limit
-
     raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
     output = Path(config.output)
@@ -332,8 +329,6 @@ def _warn(message: str) -> None:
 
 def publish_site(output: Path, warn: Callable[[str], None]) -> None:
     """Rebuild the static site and leaderboard files; a failure is a warning, not the end."""
-    from ohseven.referee.site.publish import publish
-
     try:
         publish(output)
     except Exception as error:  # noqa: BLE001 - the tournament must go on
@@ -365,8 +360,6 @@ def _play(
     if cluster is None:
         pool: Pool = LocalPool(workers)
     else:
-        from ohseven.referee.tournament.cluster import ClusterPool
-
         bots = [bot.spec for bot in config.bots]
         pool = ClusterPool(cluster, bots=bots, bot_mode=config.cluster_bots)
 
