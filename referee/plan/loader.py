@@ -29,6 +29,7 @@ from ohseven.referee.plan.sections import (
     read_run_settings,
     read_sandbox,
     read_schedule,
+    read_staging,
     read_table_sizes,
     read_time_control,
 )
@@ -92,6 +93,7 @@ def load_config_text(
     sandbox = read_sandbox(reader, data)
     ratings = read_ratings(reader, data)
     run = read_run_settings(reader, data)
+    limits = read_staging(reader, data)
     output = None if name is None else read_output(doc, name, run.output, base, out_base)
     if output is not None:
         check_extra_paths(doc, list(sandbox.extra_paths), str(output), listed.bots)
@@ -99,7 +101,14 @@ def load_config_text(
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None and output is not None
     # what decides the results is the bots' staged copies (see ``staging``), not just a file
-    staged = staged_digests(doc, listed.bots, listed.keys, output, source, sandbox.mode)
+    league = schedule.type == "league"
+    staged, left_out = staged_digests(
+        doc, listed.bots, listed.keys, output, source, sandbox.mode, limits, league
+    )
+    if left_out:  # a league goes on without them (as if they had left it)
+        pairs = list(zip(listed.keys, listed.bots, strict=True))
+        listed.keys[:] = [key for key, bot in pairs if bot.name not in left_out]
+        listed.bots[:] = [bot for bot in listed.bots if bot.name not in left_out]
     listed.fingerprints.update(staged)
     if doc.errors:
         raise ConfigError(source, doc.errors)
@@ -125,6 +134,9 @@ def load_config_text(
         bot_fingerprints=bot_fingerprints,
         document=data,
         bot_digests=tuple(staged.items()),
+        staging=limits,
+        site_logs=run.site_logs,
+        left_out=tuple(left_out.items()),
     )
 
 
