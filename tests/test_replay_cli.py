@@ -390,3 +390,13 @@ class TestErrors:
         message = self._error(str(path), "--bot", RANDOM, "--seat", other, "--at", "3")
         assert f"is a decision of seat {seat}" in message
         assert "no such" in self._error(str(path), "--bot", "no_such_bot.py", "--at", "3")
+
+
+def test_a_deep_file_is_refused_clearly(tmp_path):
+    """A 200,000-deep JSON file: one clear line, no traceback."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    done = referee("replay", str(path))
+    assert done.returncode == 2, done.stderr
+    assert "nested deeper than a replay can be" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
