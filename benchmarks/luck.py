@@ -70,7 +70,7 @@ from ohseven.example_bots.montecarlo_bot import MonteCarloBot
 from ohseven.example_bots.random_bot import RandomBot
 from ohseven.referee.secret import derive_seed
 from ohseven.sdk import estimate_tricks, greedy_play
-from ohseven.sdk.bot import local_game
+from ohseven.sdk.local import local_game
 
 Deal = dict[str, Any]  # one chance event: the hands dealt, and for Oh Hell the table around them
 Policy = Callable[[Game, int, random.Random], Any]

@@ -32,8 +32,18 @@ class FaultStatus(enum.StrEnum):
 
 @attrs.frozen
 class Fault:
-    """One fault of the bot in ``seat`` during a game."""
+    """One fault of the bot in ``seat`` during a game.
+
+    ``move`` is the number, counted from 1, of the decision the fault cost the seat in the
+    game's moves (``replay FILE --at MOVE`` asks it again): the fallback's move, or the
+    substitute its SDK played; None for a fault outside a decision (a crash between requests,
+    a failed start). ``round`` and ``trick`` (from 1; ``trick`` None outside the play) say
+    where that decision was.
+    """
 
     seat: int
     status: FaultStatus
     detail: str = ""  # a short explanation for the bot's author, never parsed
+    move: int | None = None
+    round: int | None = None
+    trick: int | None = None

@@ -57,6 +57,8 @@ class Game:
     deck: Deck
     #: the rounds of the whole game (Oh-Seven's 7; Oh Hell's hand sizes)
     rounds: int
+    #: whether the seats decide a bid (and a pass) at once, recorded in seat order
+    _simultaneous: bool = False
 
     def __init__(
         self,
@@ -144,6 +146,17 @@ class Game:
         self._log = _EagerLog(moves, events, names)
         self._eager = True
 
+    def move_number(self, seat: int, played: int) -> int | None:
+        """The number (from 1) that ``seat``'s pending decision will have in :attr:`moves`
+        once ``played`` moves have been made (a simultaneous set is recorded in seat order,
+        whatever order it arrives in); None when ``seat`` owes no decision."""
+        to_act = self.to_act
+        if seat not in to_act:
+            return None
+        if self.phase is _PLAY or not self._simultaneous:
+            return played + 1
+        return played - (self.players - len(to_act)) + seat + 1
+
     @property
     def trick_seats(self) -> list[int]:
         """The seats that played the cards of the current trick, in order."""
@@ -152,7 +165,7 @@ class Game:
 
     def describe(self) -> str:
         return (
-            f"{self.rules.game}, {self.players} players, seed {self.seed}, round {self.round}, "
+            f"{self.rules.game}, {self.players} players, seed {self.seed}, round {self.round + 1}, "
             f"phase {self.phase.value}, to act {list(self.to_act)}"
         )
 

@@ -35,6 +35,7 @@ class OhSevenGame(Game):
     """
 
     deck = OH_SEVEN_DECK
+    _simultaneous = True  # every seat passes and bids at once
 
     def __init__(
         self,

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 
 from .names import OH_HELL, OH_SEVEN
-
-if TYPE_CHECKING:
-    from .game import Game
 
 GAMES = (OH_SEVEN, OH_HELL)
 
@@ -39,6 +36,12 @@ class RulesError(Exception):
     """Base of every error the rules engine raises on purpose."""
 
 
+class Described(Protocol):
+    """What a move error reports of its game (a ``Game``, which imports this module)."""
+
+    def describe(self) -> str: ...
+
+
 class InvalidRulesError(RulesError, ValueError):
     """A game, option, option value or player count the rules do not allow."""
 
@@ -46,7 +49,7 @@ class InvalidRulesError(RulesError, ValueError):
 class IllegalMoveError(RulesError, ValueError):
     """A well-formed decision that the rules forbid in this state."""
 
-    def __init__(self, message: str, *, seat: int, move: object, game: Game) -> None:
+    def __init__(self, message: str, *, seat: int, move: object, game: Described) -> None:
         super().__init__(f"seat {seat}: {message} [{game.describe()}]")
         self.seat = seat
         self.move = move
@@ -60,7 +63,7 @@ class OutOfTurnError(IllegalMoveError):
 class MalformedMoveError(RulesError, TypeError):
     """A decision of the wrong type or shape for the decision asked for."""
 
-    def __init__(self, message: str, *, seat: int, move: object, game: Game) -> None:
+    def __init__(self, message: str, *, seat: int, move: object, game: Described) -> None:
         super().__init__(f"seat {seat}: {message} [{game.describe()}]")
         self.seat = seat
         self.move = move

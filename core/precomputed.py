@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .cards import Deck
+from .names import trick_strength
 from .options import Phase
 
 # Phase members as plain globals for the hot path: ``Phase.PLAY`` is a slow enum lookup.
@@ -58,14 +59,13 @@ class _DeckTables:
         #: the first card of each suit, and the deck size: suit ``s`` is
         #: ``range(suit_start[s], suit_start[s + 1])``
         self.suit_start = tuple(suit * ranks for suit in range(deck.suits + 1))
-        #: trick keys by trump (or None) then led suit: the first card of a trick with the
-        #: highest key takes it. A trump scores ``2 * size + card``, a card of the led suit
-        #: ``size + card`` and any other card ``card``; a later identical card (two decks)
-        #: does not beat the first.
+        #: trick keys by trump (or None) then led suit: each card's
+        #: :func:`~.names.trick_strength`; the first card of a trick with the highest key
+        #: takes it (a later identical card, two decks, does not beat the first)
         self.trick_keys = {
             trump: tuple(
                 tuple(
-                    card + (2 * size if suit == trump else size if suit == led else 0)
+                    trick_strength(suit, card % ranks, led, trump)
                     for card, suit in enumerate(self.suit_of)
                 )
                 for led in range(deck.suits)
@@ -86,6 +86,12 @@ def _deck_tables(deck: Deck) -> _DeckTables:
     if tables is None:
         tables = _DECK_TABLES[key] = _DeckTables(deck)
     return tables
+
+
+def trick_keys(deck: Deck, trump: int | None, led: int) -> tuple[int, ...]:
+    """Each card's :func:`~.names.trick_strength` in a trick of ``deck`` led in suit ``led``
+    under ``trump`` (None: no trump), by card: the card with the highest key takes it."""
+    return _deck_tables(deck).trick_keys[trump][led]
 
 
 _SHUFFLE_STEPS: dict[int, tuple[tuple[int, int], ...]] = {}

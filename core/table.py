@@ -33,9 +33,26 @@ from .rules import RulesError
 from .seeds import fallback_rng
 from .wire import legal_to_wire
 
-__all__ = ["Request", "Link", "Transport", "Fallback", "RandomFallback", "Table", "OnMove"]
+__all__ = [
+    "Request",
+    "Link",
+    "LinkBase",
+    "Transport",
+    "Fallback",
+    "RandomFallback",
+    "Table",
+    "OnMove",
+    "request_message",
+    "DEFAULT_MOVE_SECONDS",
+    "DEFAULT_BANK_SECONDS",
+]
 
 _KIND = {phase: phase.value for phase in Phase}  # a request's kind in each phase
+
+#: The referee's default time control (``referee.records.TimeControl``, the SDK's local
+#: games): the limit of one decision and the bank of a game, in seconds.
+DEFAULT_MOVE_SECONDS = 1.0
+DEFAULT_BANK_SECONDS = 10.0
 
 
 class Request:
@@ -92,6 +109,49 @@ class Link(Protocol):
         self, table: Table, seat: int, status: FaultStatus, request: Request | None
     ) -> None:
         """``seat`` just faulted (recorded); ``request`` is the request it no longer owes."""
+
+
+class LinkBase:
+    """A base for in-process links: always usable, nothing to wake, nothing to tell, and a
+    fault costs them nothing. A subclass answers in :meth:`send` (``synchronous``, the
+    default) and overrides what else it needs."""
+
+    synchronous = True
+    __slots__ = ()
+
+    def usable(self) -> bool:
+        return True
+
+    def wake(self) -> None:
+        return None
+
+    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} answers no request")
+
+    def tell(self, events: list[dict[str, Any]]) -> None:
+        return None
+
+    def faulted(
+        self, table: Table, seat: int, status: FaultStatus, request: Request | None
+    ) -> None:
+        return None
+
+
+def request_message(request: Request, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The protocol's request message (PROTOCOL.md) asking ``request`` with the seat's
+    ``events``: ``time_ms`` is all the seat has for it (the per-decision limit plus what is
+    left of its bank), ``bank_ms`` what is left of its bank. The referee sends it to a bot
+    process; the SDK's local games hand it to their bots."""
+    return {
+        "type": "request",
+        "id": request.id,
+        "kind": request.kind,
+        "events": events,
+        "legal": request.legal,
+        "count": request.count,
+        "time_ms": max(0, int((request.deadline - request.sent) * 1000)),
+        "bank_ms": request.bank_ms,
+    }
 
 
 class Transport(Protocol):
@@ -162,6 +222,8 @@ class Table:
         self.on_move = on_move
         self.outstanding: dict[int, Request] = {}
         self.faults: list[Fault] = []
+        #: the moves played at this table (a fault names the move it cost, counted from 1)
+        self.played = 0
         #: set to end :meth:`run` before the game is over (``replay`` asks one decision)
         self.stopped = False
         self.feeds = [
@@ -180,7 +242,7 @@ class Table:
             return  # expired meanwhile: the links reject late replies, this is a safety net
         del self.outstanding[seat]
         if error is not None:  # recorded, not counted towards dropping the bot
-            self.faults.append(Fault(seat, FaultStatus.BOT_ERROR, error))
+            self.faults.append(self._located(seat, FaultStatus.BOT_ERROR, error))
         took = self.clock() - request.sent
         over = took - self.move_seconds
         if over > 0:
@@ -191,12 +253,23 @@ class Table:
         try:
             self.game.push(seat, move)
         except RulesError as error:  # a link that did not check the legal list
-            self.faults.append(Fault(seat, FaultStatus.ILLEGAL, str(error)))
+            self.faults.append(self._located(seat, FaultStatus.ILLEGAL, str(error)))
             self._fall_back(seat)
+            return
+        self.played += 1
+
+    def _located(self, seat: int, status: FaultStatus, detail: str) -> Fault:
+        """A fault of ``seat`` with the move it costs (if it owes one), its round and trick."""
+        game = self.game
+        move = game.move_number(seat, self.played)
+        if move is None:
+            return Fault(seat, status, detail)
+        trick = sum(game.tricks_won) + 1 if game.phase is Phase.PLAY else None
+        return Fault(seat, status, detail, move, game.round + 1, trick)
 
     def fault(self, seat: int, status: FaultStatus, detail: str) -> None:
         """Record a fault of ``seat``; if it owed a decision, the fallback plays it."""
-        self.faults.append(Fault(seat, status, detail))
+        self.faults.append(self._located(seat, status, detail))
         request = self.outstanding.pop(seat, None)
         self.links[seat].faulted(self, seat, status, request)
         game = self.game
@@ -209,6 +282,7 @@ class Table:
         if self.on_move is not None:
             self.on_move(seat, game.phase.value, move, None)
         game.push(seat, move)
+        self.played += 1
 
     # -- the loop
 

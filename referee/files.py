@@ -1,5 +1,6 @@
 """Writing a file whole: whoever reads it (a browser, a resumed run, another process) sees the
-old content or the new one, never part of either."""
+old content or the new one, never part of either; and the names in a tournament's output folder
+that every stage recognises (the results database, the bots' staged copies)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomic", "write_json_atomic"]
+__all__ = ["write_atomic", "write_json_atomic", "DB_NAME", "STAGING_NAME"]
+
+#: the results database of an output folder (see ``results.store``)
+DB_NAME = "tournament.sqlite"
+#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
+STAGING_NAME = ".bots"
 
 
 def write_atomic(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 from ohseven.core.faults import Fault, FaultStatus
 from ohseven.core.rules import Rules
+from ohseven.core.table import DEFAULT_BANK_SECONDS, DEFAULT_MOVE_SECONDS
 
 __all__ = [
     "Fault",
@@ -44,8 +45,8 @@ class TimeControl:
     """A per-decision limit plus a per-game bank: time over ``move_seconds`` is drawn from the
     bank, and a decision times out when it exceeds ``move_seconds`` plus what is left of it."""
 
-    move_seconds: float = 1.0
-    bank_seconds: float = 10.0
+    move_seconds: float = DEFAULT_MOVE_SECONDS
+    bank_seconds: float = DEFAULT_BANK_SECONDS
     start_seconds: float = 10.0  # for the process to start and say hello
 
 

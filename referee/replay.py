@@ -10,7 +10,9 @@ A replay is a JSON object::
      "moves": [[seat, kind, wire_move], ...],   # kind: "pass", "bid" or "play"
      "events": [...],           # the engine's event log, private events included
      "result": {"totals": [...], "ranks": [...]} or null while the game is not over,
-     "faults": [{"seat": 0, "status": "timeout", "detail": "..."}, ...]}
+     "faults": [{"seat": 0, "status": "timeout", "detail": "...",
+                 "move": 12, "round": 2, "trick": 3}, ...]}   # move, round, trick from 1
+                                # (null outside a decision; absent in older replays)
 
 Moves are kept in wire form so that a replay reads well: a card is its name (``"7S"``,
 ``"TH"``), an Oh-Seven bid is a card name, an Oh Hell bid is an int, a pass is a list of card
@@ -46,6 +48,8 @@ __all__ = [
     "start_game",
     "MAX_REPLAY_BYTES",
     "MAX_REPLAY_DEPTH",
+    "play_move",
+    "game_after",
 ]
 
 FORMAT = "ohseven-replay"
@@ -203,6 +207,38 @@ def start_game(replay: dict[str, Any]) -> Game:
         raise ReplayError(f"replay header: cannot start the game: {error}") from None
 
 
+def play_move(game: Game, entry: object, index: int = 0) -> None:
+    """Play a replay's move ``entry`` (``[seat, kind, move]``, the move in wire form), the move
+    at ``index`` of its game's moves, on ``game`` (raises :class:`ReplayError` naming it by its
+    number, ``index + 1``, as ``replay --at`` and every fault report count)."""
+    if not isinstance(entry, list | tuple) or len(entry) != 3:
+        raise ReplayError(f"move {index + 1}: expected [seat, kind, move], not {entry!r}")
+    seat, kind, value = entry
+    if game.is_over:
+        raise ReplayError(f"{_where(entry, index)}: the game is already over")
+    if kind != game.phase.value:
+        raise ReplayError(
+            f"{_where(entry, index)}: the game asks for a {game.phase.value} decision"
+        )
+    try:
+        game.push(seat, move_from_wire(game, kind, value))
+    except (RulesError, ValueError, TypeError) as error:
+        raise ReplayError(f"{_where(entry, index)}: {error}") from None
+
+
+def _where(entry: Any, index: int) -> str:
+    seat, kind, value = entry
+    return f"move {index + 1} (seat {seat} {kind} {value!r})"  # from 1, as replay --at counts
+
+
+def game_after(replay: dict[str, Any], moves: int) -> Game:
+    """The game of ``replay`` after its first ``moves`` moves (raises :class:`ReplayError`)."""
+    game = start_game(replay)
+    for index, entry in enumerate(replay["moves"][:moves]):
+        play_move(game, entry, index)
+    return game
+
+
 def validate_replay(replay: dict[str, Any]) -> Game:
     """Replay the moves through a fresh engine; return the game, or raise :class:`ReplayError`
     naming the first move or event that differs from the record."""
@@ -210,20 +246,8 @@ def validate_replay(replay: dict[str, Any]) -> Game:
     recorded = replay["events"]
     checked = _compare_events(game, recorded, 0, "the start of the game")
     for index, entry in enumerate(replay["moves"]):
-        if not isinstance(entry, list | tuple) or len(entry) != 3:
-            raise ReplayError(f"move {index}: expected [seat, kind, move], not {entry!r}")
-        seat, kind, value = entry
-        where = f"move {index} (seat {seat} {kind} {value!r})"
-        if game.is_over:
-            raise ReplayError(f"{where}: the game is already over")
-        if kind != game.phase.value:
-            raise ReplayError(f"{where}: the game asks for a {game.phase.value} decision")
-        try:
-            move = move_from_wire(game, kind, value)
-            game.push(seat, move)
-        except (RulesError, ValueError, TypeError) as error:
-            raise ReplayError(f"{where}: {error}") from None
-        checked = _compare_events(game, recorded, checked, where)
+        play_move(game, entry, index)
+        checked = _compare_events(game, recorded, checked, _where(entry, index))
     if checked != len(recorded):
         raise ReplayError(
             f"event {checked}: the replay records {len(recorded) - checked} events after the "

@@ -5,7 +5,7 @@ See docs/BOTS.md for the bot author's guide and PROTOCOL.md for the wire protoco
 
 from typing import Any
 
-from .bot import PROTOCOL_VERSION, Bot, BotAnswerError, Driver, local_game, local_match, run
+from .bot import PROTOCOL_VERSION, Bot, BotAnswerError, Driver, run
 from .view import OH_HELL, OH_SEVEN, SUITS, View, ViewError, card_key, deck_names, rank, suit
 
 #: the Monte Carlo helpers, imported on first use: they load the referee's rules engine, which
@@ -21,11 +21,19 @@ _SIMULATE = (
 )
 
 
+#: the in-process games, imported on first use for the same reason
+_LOCAL = ("local_game", "local_match")
+
+
 def __getattr__(name: str) -> Any:  # PEP 562
     if name in _SIMULATE:
         from . import simulate
 
         return getattr(simulate, name)
+    if name in _LOCAL:
+        from . import local
+
+        return getattr(local, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

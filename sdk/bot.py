@@ -3,8 +3,7 @@
 A bot subclasses :class:`Bot` and overrides ``choose_pass``, ``choose_bid`` and
 ``choose_play`` (each defaults to a uniformly random legal move). :func:`run` connects it to
 the referee (``OHSEVEN_ENDPOINT``/``OHSEVEN_SECRET``) and serves requests until ``shutdown``.
-:func:`local_game` plays bot objects against each other in-process on the referee's own rules
-engine: no sockets, no processes, the same events and requests a real referee sends.
+``--local`` plays it against example bots in-process (:mod:`~ohseven.sdk.local`).
 
 Two safety nets, both reported on stderr (the referee cannot tell them apart from a normal
 move):
@@ -16,7 +15,8 @@ move):
 
 Sending the illegal move would only earn an ``illegal`` fault, after which the referee plays a
 random legal move anyway, and enough faults get a bot dropped from the match. Pass
-``strict=True`` to :func:`local_game` (or set ``OHSEVEN_STRICT=1``) to raise instead.
+``strict=True`` to :func:`~ohseven.sdk.local.local_game` (or set ``OHSEVEN_STRICT=1``) to
+raise instead.
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ __all__ = [
     "Driver",
     "BotAnswerError",
     "run",
-    "local_game",
-    "local_match",
     "PROTOCOL_VERSION",
 ]
 
@@ -223,8 +221,9 @@ MAX_ERROR_CHARS = 2000
 
 
 def where(view: View) -> str:
-    """Where in the game a decision is: game, round, deal and trick, for error messages."""
-    text = f"game {view.index}, round {view.round}"
+    """Where in the game a decision is: game, round, deal and trick, for error messages
+    (counted from 1, as ``replay`` and the viewer count)."""
+    text = f"game {view.index + 1}, round {view.round + 1}"
     if view.deal:
         text += f", deal {view.deal}"
     if view.kind == "play":
@@ -376,7 +375,9 @@ def run(
     )
     args = parser.parse_args(argv)
     if args.local:
+        # the engine, only for local games: a bot under the referee starts without it
         from ..core.rules import new_game
+        from .local import local_match
 
         try:
             opponent = _example_bot(args.against)
@@ -426,9 +427,17 @@ def _serve_referee(
 
 
 def _traceback() -> str:
+    """The traceback of the exception being handled, from the bot's own first frame (the
+    SDK's and the rules' frames above it are left out: its author reads its own code)."""
     import traceback  # only when a bot's code fails: a bot starts without it
 
-    return traceback.format_exc()
+    kind, error, frames = sys.exc_info()
+    sdk = os.path.dirname(os.path.abspath(__file__))
+    ours = (sdk + os.sep, os.path.join(os.path.dirname(sdk), "core") + os.sep)
+    first = frames
+    while first is not None and first.tb_frame.f_code.co_filename.startswith(ours):
+        first = first.tb_next
+    return "".join(traceback.format_exception(kind, error, first or frames))
 
 
 def _example_bot(name: str) -> Callable[[], Bot]:
@@ -440,115 +449,3 @@ def _example_bot(name: str) -> Callable[[], Bot]:
 
     module = importlib.import_module(f"ohseven.example_bots.{name}_bot")
     return module.BOT_CLASS
-
-
-# --------------------------------------------------------------------------- in-process table
-
-
-def local_game(
-    bots: Sequence[Bot],
-    *,
-    game: str = "oh-seven",
-    seed: int = 0,
-    options: Mapping[str, object] | Sequence[str] | None = None,
-    index: int = 0,
-    strict: bool = True,
-    time_ms: int = 1000,
-    **table: Any,
-) -> Any:
-    """Play one game of ``bots`` (one per seat, in seat order) on the rules engine.
-
-    Each bot sees exactly the events and requests the referee would send its seat. Returns the
-    engine's :class:`~ohseven.core.rules.GameResult`. With ``strict`` an exception or an
-    illegal answer of a bot propagates (:class:`BotAnswerError`); without it the runner's safety
-    nets apply. ``table`` goes to :func:`~ohseven.core.rules.new_game` (e.g. ``ranks``).
-    """
-    from ..core.rules import new_game
-    from ..core.seeds import driver_seed
-    from ..core.table import RandomFallback, Table
-
-    engine = new_game(game, len(bots), seed, options, **table)
-    links = [
-        _DriverLink(Driver(bot, strict=strict, rng=random.Random(driver_seed(seed, s))), time_ms)
-        for s, bot in enumerate(bots)
-    ]
-    # the referee's loop; the fallback plays only for an answer the codec refuses (not strict)
-    played = Table(engine, links, index=index, fallback=RandomFallback(f"local:{seed}:{index}"))
-    played.run()
-    played.finish()
-    return engine.result()
-
-
-class _DriverLink:
-    """A seat of :func:`local_game`: the bot in-process behind its :class:`Driver`, sent the
-    request message the referee would send, its answer read by the core's move codec."""
-
-    synchronous = True
-    __slots__ = ("driver", "time_ms")
-
-    def __init__(self, driver: Driver, time_ms: int) -> None:
-        self.driver = driver
-        self.time_ms = time_ms
-
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
-
-    def send(self, table: Any, request: Any, events: list[dict[str, Any]]) -> None:
-        from ..core.faults import FaultStatus
-        from ..core.wire import move_from_wire
-
-        kind = request.kind
-        message = {
-            "type": "request",
-            "id": request.id,
-            "kind": kind,
-            "events": events,
-            "legal": request.legal,
-            "count": request.count,
-            "time_ms": self.time_ms,
-            "bank_ms": 10 * self.time_ms,
-        }
-        driver = self.driver
-        move = driver.decide(message)
-        try:
-            engine_move = move_from_wire(table.game, kind, move)
-        except ValueError as error:
-            table.fault(request.seat, FaultStatus.MALFORMED, str(error))
-            return
-        table.answer(request, engine_move, driver.last_error)
-
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        self.driver.feed(events)
-
-    def faulted(self, table: Any, seat: int, status: Any, request: Any) -> None:
-        pass
-
-
-def local_match(
-    bot_classes: Sequence[Callable[[], Bot]],
-    *,
-    games: int,
-    game: str = "oh-seven",
-    seed: int = 0,
-    options: Mapping[str, object] | Sequence[str] | None = None,
-    rotate: bool = True,
-) -> list[int]:
-    """Play ``games`` local games of fresh ``bot_classes`` instances; total score per class.
-
-    With ``rotate`` the seats turn by one each game, so every bot sits everywhere.
-    """
-    n = len(bot_classes)
-    totals = [0] * n
-    bots = [cls() for cls in bot_classes]
-    for g in range(games):
-        shift = g % n if rotate else 0
-        order = [(i + shift) % n for i in range(n)]  # seat -> bot index
-        result = local_game(
-            [bots[i] for i in order], game=game, seed=seed + g, options=options, index=g
-        )
-        for seat, i in enumerate(order):
-            totals[i] += result.totals[seat]
-    return totals

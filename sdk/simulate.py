@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ..core.cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck
+from ..core.precomputed import trick_keys
 from ..core.rules import Game, Rules, position_game
 from .view import OH_SEVEN, SUITS, View
 
@@ -192,18 +193,9 @@ def greedy_play(game: Game, seat: int, rng: random.Random) -> int:
         if need > 0:
             return max(legal, key=strength)
         return min(legal, key=strength)
-    best = trick[0]
-    for card in trick[1:]:
-        if (card // ranks == best // ranks and card > best) or (
-            card // ranks == trump and best // ranks != trump
-        ):
-            best = card
-    best_suit = best // ranks
-    winners = [
-        c
-        for c in legal
-        if (c // ranks == best_suit and c > best) or (c // ranks == trump and best_suit != trump)
-    ]
+    keys = trick_keys(game.deck, trump, trick[0] // ranks)  # the core's rule
+    best = max(keys[card] for card in trick)
+    winners = [c for c in legal if keys[c] > best]
     if need > 0:
         if winners:
             if len(trick) == game.players - 1:

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.names import OH_HELL, OH_SEVEN, RANKS, SUITS
+from ..core.names import OH_HELL, OH_SEVEN, RANKS, SUITS, trick_strength
 
 __all__ = [
     "View",
@@ -371,20 +371,21 @@ class View:
         """The seat and card currently winning the trick, or ``None`` for an empty trick."""
         if not self.trick:
             return None
+        led, trump = self.trick[0][1][1], self.trump
         best_seat, best = self.trick[0]
-        trump = self.trump
+        strongest = trick_strength(led, rank(best), led, trump)
         for seat, card in self.trick[1:]:
-            if (card[1] == best[1] and rank(card) > rank(best)) or (
-                card[1] == trump and best[1] != trump
-            ):
-                best_seat, best = seat, card
+            strength = trick_strength(card[1], rank(card), led, trump)
+            if strength > strongest:
+                best_seat, best, strongest = seat, card, strength
         return best_seat, best
 
     def beats(self, card: str, best: str) -> bool:
         """Whether ``card`` played now would beat ``best`` (the trick's current winner)."""
-        if card[1] == best[1]:
-            return rank(card) > rank(best)
-        return card[1] == self.trump
+        led, trump = best[1], self.trump
+        return trick_strength(card[1], rank(card), led, trump) > trick_strength(
+            led, rank(best), led, trump
+        )
 
     def __repr__(self) -> str:
         return (

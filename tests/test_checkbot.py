@@ -19,6 +19,8 @@ HERE = os.path.dirname(__file__)
 RANDOM_BOT = os.path.join(HERE, "..", "example_bots", "random_bot.py")
 MATCH_BOT = os.path.join(HERE, "bots", "match_bot.py")
 HOSTILE_BOT = os.path.join(HERE, "bots", "hostile_bot.py")
+ONE_BUG_BOT = os.path.join(HERE, "bots", "one_bug_bot.py")
+ABORT_BOT = os.path.join(HERE, "bots", "abort_bot.py")
 FAST = ["--move-timeout", "0.3", "--bank", "0.5"]
 
 
@@ -103,7 +105,7 @@ class TestBrokenBots:
         statuses = [c["status"] for c in data["checks"]]
         assert statuses[:2] == ["fail", "fail"] and set(statuses[2:]) == {"skipped"}
         assert {f["status"] for f in data["checks"][0]["faults"]} == {"timeout"}
-        assert sum(f["count"] for f in data["checks"][0]["faults"]) == checkbot.MAX_FAULTS_PER_CHECK
+        assert len(data["checks"][0]["faults"]) == checkbot.MAX_FAULTS_PER_CHECK
 
 
 class TestUsage:
@@ -222,3 +224,30 @@ class TestTheMatchLoop:
         assert first["status"] == "fail"
         assert first["faults"][0]["status"] == "protocol"
         assert "no accepted hello" in first["faults"][0]["detail"]
+
+
+class TestOneBug:
+    def test_one_bug_is_one_group_with_its_traceback_once(self, capsys, tmp_path):
+        """One bug met in every failed check: one group (status, the bot's own line, a count),
+        its traceback once with the author's path, where it first happened and the command
+        that asks it again; the whole report in at most 60 lines."""
+        code, out, _ = check(capsys, "--replays", str(tmp_path), ONE_BUG_BOT)
+        assert code == 1
+        lines = out.splitlines()
+        assert len(lines) <= 60, out
+        assert out.count("Traceback (most recent call last)") == 1
+        (group,) = [line for line in lines if line.startswith("  bot_error x")]
+        assert group.endswith("one_bug_bot.py:13 in choose_play"), group
+        assert "ohseven-stage-" not in out and ".bots/" not in out
+        assert 'File "bots/one_bug_bot.py", line 13, in choose_play' in out
+        assert "ask it again: ohseven-referee replay " in out and " --at " in out
+
+    def test_a_crash_names_its_signal_and_the_decision(self, capsys):
+        """``os.abort()``: the crash says SIGABRT, and the move, round and trick it was asked."""
+        code, data = check_json(capsys, "--max-failures", "1", ABORT_BOT)
+        assert code == 1
+        (fault,) = data["checks"][0]["faults"]
+        assert fault["status"] == "crash" and "SIGABRT" in fault["detail"], fault
+        assert (fault["round"], fault["trick"]) == (2, 3) and fault["move"] > 0
+        (group,) = data["fault_groups"]
+        assert group["count"] == 1 and group["status"] == "crash"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import ast
+import os
 import subprocess
 import sys
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
@@ -14,115 +15,85 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def referee_imports() -> dict[str, set[str]]:
-    """Each ``ohseven.referee`` module (dotted below ``ohseven.referee``, e.g. ``play.match``)
-    -> the ``ohseven.referee`` modules it imports, read from its source: every import statement,
-    at the top or inside a function (a deferred import is still a dependency)."""
-    import ohseven.referee
-
-    folder = Path(ohseven.referee.__file__).parent
-    modules = {
-        ".".join(path.relative_to(folder).with_suffix("").parts)
-        for path in folder.rglob("*.py")
-        if path.stem not in ("__init__", "__main__")
-    }
-    packages = {".".join(path.relative_to(folder).parent.parts) for path in folder.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name in sorted(modules):
-        path = folder.joinpath(*name.split(".")).with_suffix(".py")
-        tree = ast.parse(path.read_text(), filename=str(path))
-        found: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                dotted = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    raise AssertionError(f"{name}: a relative import")
-                base = node.module or ""
-                if not base.startswith("ohseven.referee"):
-                    continue
-                base = base.removeprefix("ohseven.referee").lstrip(".")
-                if base in packages:  # from ohseven.referee.play import match
-                    found.update(f"{base}.{alias.name}".lstrip(".") for alias in node.names)
-                else:
-                    found.add(base)
-                continue
-            else:
-                continue
-            found.update(m.removeprefix("ohseven.referee.") for m in dotted)
-        graph[name] = (found & modules) - {name}
-    return graph
+def lint_imports(*args: str) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` (import-linter, installed beside this Python) run on the repository."""
+    program = Path(sys.executable).parent / "lint-imports"
+    return subprocess.run(
+        [str(program), "--no-cache", *args], capture_output=True, text=True, cwd=ROOT
+    )
 
 
-def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    cycles: list[list[str]] = []
+class TestImportContract:
+    """The import contract of pyproject.toml (docs/ARCHITECTURE.md), checked by import-linter:
+    every import statement, at the top, inside a function or for type checking only."""
 
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for target in sorted(graph[node]):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
+    def test_the_contract_is_kept(self) -> None:
+        """core imports no other package, sdk only core, the referee's stages only downward,
+        the shared modules no stage, and no package's modules import one another in a cycle."""
+        result = lint_imports()
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "0 broken" in result.stdout
 
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return cycles
+    def test_a_broken_contract_is_caught(self, tmp_path: Path) -> None:
+        """The stages in reverse order (sandbox on top, cli at the bottom) break on the real
+        imports: the check reads this repository's code and fails on a wrong direction."""
+        with open(ROOT / "pyproject.toml", "rb") as handle:
+            settings = tomllib.load(handle)["tool"]["importlinter"]
+        (stages,) = (c for c in settings["contracts"] if c["id"] == "stages")
+        reversed_layers = ", ".join(f'"{layer}"' for layer in reversed(stages["layers"][:-1]))
+        config = tmp_path / "reversed.toml"
+        roots = ", ".join(f'"{root}"' for root in settings["root_packages"])
+        config.write_text(
+            "[tool.importlinter]\n"
+            f"root_packages = [{roots}]\n"
+            "[[tool.importlinter.contracts]]\n"
+            'name = "reversed stages"\n'
+            'type = "layers"\n'
+            'containers = ["ohseven.referee"]\n'
+            f"layers = [{reversed_layers}]\n"
+        )
+        result = lint_imports("--config", str(config))
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "ohseven.referee.cli is not allowed to import ohseven.referee.tournament" in (
+            result.stdout
+        )
 
+    def test_a_deferred_import_counts(self, tmp_path: Path) -> None:
+        """An upward import inside a function or under TYPE_CHECKING breaks the layers as one at
+        the top would (a package of three modules made for the test)."""
+        package = tmp_path / "layered"
+        package.mkdir()
+        (package / "__init__.py").write_text("")
+        (package / "high.py").write_text("VALUE = 1\n")
+        (package / "low.py").write_text("def f():\n    from layered.high import VALUE\n")
+        (package / "typed.py").write_text(
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import layered.high\n"
+        )
+        config = tmp_path / "layers.toml"
+        config.write_text(
+            '[tool.importlinter]\nroot_packages = ["layered"]\n'
+            '[[tool.importlinter.contracts]]\nname = "layers"\ntype = "layers"\n'
+            'layers = ["layered.high", "layered.low | layered.typed"]\n'
+        )
+        program = Path(sys.executable).parent / "lint-imports"
+        result = subprocess.run(
+            [str(program), "--no-cache", "--config", str(config)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "layered.low -> layered.high (l.2)" in result.stdout
+        assert "layered.typed -> layered.high (l.3)" in result.stdout
 
-def is_cli(module: str) -> bool:
-    """A command-line module: one of the ``cli`` stage."""
-    return module.startswith("cli.")
-
-
-class TestModuleImports:
-    def test_the_walk_sees_deferred_and_relative_imports(self) -> None:
-        """The import walk finds known edges: a top-level one and one inside a function."""
-        graph = referee_imports()
-        assert "records" in graph["play.match"]  # top level
-        assert "play.match" in graph["tournament.run"]  # inside a function
-        assert {"cli.tourney", "cli.match"} <= graph["cli.main"]  # from package import a, b
-
-    def test_cli_modules_are_told_apart(self) -> None:
-        """The ``cli`` stage's modules are command-line modules."""
-        assert all(map(is_cli, ("cli.main", "cli.tourney", "cli.match", "cli.simulate")))
-        assert not any(map(is_cli, ("tournament.run", "plan.config", "play.match")))
-
-    def test_no_import_cycle_among_referee_modules(self) -> None:
-        """No two ``ohseven.referee`` modules import each other, directly or through others."""
-        assert import_cycles(referee_imports()) == []
-
-    def test_the_cycle_finder_finds_a_cycle(self) -> None:
-        """A three-module loop is reported as one cycle; a chain is not."""
-        graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-        assert import_cycles(graph) == [["a", "b", "c"]]
-        assert import_cycles({"a": {"b"}, "b": set()}) == []
-
-    def test_no_library_module_imports_a_cli_module(self) -> None:
-        """Only command-line modules import command-line modules."""
-        graph = referee_imports()
-        wrong = {
-            module: sorted(filter(is_cli, targets))
-            for module, targets in graph.items()
-            if not is_cli(module) and any(map(is_cli, targets))
-        }
-        assert wrong == {}
+    def test_every_package_is_under_the_contract(self) -> None:
+        """Each top-level package of the distribution is a root package of the contract (a new
+        one, such as ohseven.env, is checked from the day it exists)."""
+        with open(ROOT / "pyproject.toml", "rb") as handle:
+            project = tomllib.load(handle)["tool"]
+        packages = {name for name in project["setuptools"]["packages"] if name.count(".") == 1}
+        assert set(project["importlinter"]["root_packages"]) == packages
 
 
 class TestEditableInstall:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Phase, new_game
+from ohseven.core.table import request_message
 from ohseven.referee.play import connection as wire
 from ohseven.referee.records import FaultStatus
 
@@ -187,6 +188,16 @@ class TestConnection:
         assert connection.state is wire.State.READY
         again = connection.receive(wire.MoveReply(5, request.legal[0]), wire.MoveCodec(game))
         assert again == wire.Late(5)
+
+    def test_the_request_frame_is_the_core_message(self):
+        """The frame a bot process is sent is the core's request message (the one the SDK's
+        local games hand their bots), packed: one builder for both."""
+        game = new_game("oh-seven", 3, 1)
+        request = request_for(game, 0, 5)
+        events = [{"type": "game", "game": "oh-seven"}]
+        frame = self.make().request(request, events)
+        assert msgpack.unpackb(frame) == request_message(request, events)
+        assert frame == msgpack.packb(request_message(request, events), use_bin_type=True)
 
     def test_late_reply_discarded(self):
         """A reply to an expired request is Late, and the state stays READY."""

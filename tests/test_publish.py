@@ -71,6 +71,17 @@ from ohseven.referee.stats import game_statistics
 BOTS = ("alpha", "beta", "gamma", "Delta Bot")
 FAULTY = "Delta Bot"
 LOG = "Traceback (most recent call last):\n  File 'bot.py'\nValueError: bad card\n"
+#: a fault's traceback as the organiser's machine records it: the bot's staged copy, the
+#: referee's own installation, a line far wider than a phone
+HOST = "/srv/organiser/cups/2026"
+TRACE = (
+    "choose_play raised KeyError: '7D' (game 1, round 1, trick 2)\n"
+    "Traceback (most recent call last):\n"
+    f'  File "{HOST}/out/.bots/0123456789abcdef0123456789abcdef/delta/bot.py", line 11, in f\n'
+    f"    return table[view.legal[0]] + {'x' * 150}\n"
+    f'  File "{HOST}/venv/lib/python3.11/site-packages/ohseven/sdk/view.py", line 3, in g\n'
+    "KeyError: '7D'"
+)
 
 
 def play(game: str, players: int, seed: int, options: dict | None = None):
@@ -120,7 +131,16 @@ def build_tournament(
                 played = play(game, table, deal)
                 faults = ()
                 if FAULTY in order and g == 0:
-                    faults = (Fault(order.index(FAULTY), FaultStatus.TIMEOUT, "no reply in 1 s"),)
+                    seat = order.index(FAULTY)
+                    # its first play, as the referee records a timeout there (move from 1)
+                    move = next(
+                        i for i, (s, kind, _) in enumerate(played.moves, 1)
+                        if s == seat and kind == "play"
+                    )  # fmt: skip
+                    faults = (
+                        Fault(seat, FaultStatus.TIMEOUT, "no reply in 1 s", move, 1, 1),
+                        Fault(seat, FaultStatus.BOT_ERROR, TRACE, move + table, 1, 2),
+                    )
                 result = played.result()
                 path = None
                 if replays:
@@ -292,7 +312,7 @@ class TestLeaderboard:
             assert row["wins"] == ranks.count(1)
             faults = sum(1 for r, s in seats for f in r.faults if f.seat == s)
             assert row["faults_total"] == faults
-            assert row["fault_counts"]["timeout"] == faults
+            assert row["fault_counts"]["timeout"] + row["fault_counts"]["bot_error"] == faults
             assert row["points_per_game"] == pytest.approx(row["points"] / row["games"], abs=1e-4)
         assert next(r for r in board["bots"] if r["name"] == FAULTY)["faults_total"] > 0
 
@@ -522,10 +542,17 @@ class TestBotView:
             assert sum(n for _, n in view["ranks"]) == row["games"]
             assert sum(n for _, _, n in view["bid_tricks"]) == 7 * row["games"]
             assert len(view["games"]) == row["games"]
-            assert len(view["faults"]) == row["faults_total"]
+            assert sum(group["count"] for group in view["faults"]) == row["faults_total"]
             assert {o["name"] for o in view["opponents"]} == set(BOTS) - {row["name"]}
             if row["name"] == FAULTY:
-                assert view["faults"][0]["status"] == "timeout"
+                # one group per kind, each with its count, games and first moves
+                timeout, raised = sorted(view["faults"], key=lambda group: group["status"])[::-1]
+                assert (timeout["status"], raised["status"]) == ("timeout", "bot_error")
+                assert timeout["count"] == raised["count"] == timeout["games"]
+                assert raised["location"] == "delta/bot.py:11 in f"
+                assert all(f["move"] and "round 1" in f["where"] for f in timeout["first"])
+                assert HOST not in json.dumps(view)  # no path of the organiser's machine
+                assert 'File "delta/bot.py", line 11' in raised["detail"]
                 assert view["logs"] and "ValueError: bad card" in view["logs"][0]["text"]
             else:
                 assert view["logs"] == []

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from ohseven.referee.site.publish import publish
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
-from test_publish import FAULTY, build_tournament
+from test_publish import FAULTY, HOST, build_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -132,8 +132,48 @@ class TestBotPage:
         assert "Zero-bid rate" in page.inner_text("#bot-stats")
         assert "timeout" in page.inner_text("#faults")
         assert "ValueError: bad card" in page.inner_text("#faults pre.log")
+        assert HOST not in page.content()  # no path of the organiser's machine
+        trace = page.locator("#faults pre.trace").filter(has_text="KeyError")
+        assert trace.evaluate("e => getComputedStyle(e).whiteSpace") == "pre"
+        assert 'File "delta/bot.py", line 11, in f' in trace.inner_text()
         assert page.evaluate("Chart.getChart('bid-chart').data.datasets.length") == 2
         page.screenshot(path=str(ARTIFACTS / "bot.png"), full_page=True)
+
+
+class TestFaults:
+    def test_a_fault_links_to_its_step_and_the_step_is_marked(self, site: Path, page: Page) -> None:
+        """A fault's link on the bot page opens the replay at the step showing its move, marked
+        as not the bot's own answer; the replay's fault list leads to the same step."""
+        page.goto((site / "bots" / "delta-bot.html").as_uri())
+        link = page.locator("#faults a[href*='move=']").first
+        href = link.get_attribute("href")
+        assert href is not None
+        link.click()
+        page.wait_for_selector("#replay:not([hidden])")
+        assert page.get_attribute("body", "data-fault") in ("timeout", "bot_error")
+        marked = page.get_attribute("body", "data-frame")
+        assert "the referee's fallback" in page.inner_text("#caption") or "substitute" in (
+            page.inner_text("#caption")
+        )
+        assert FAULTY in page.inner_text("#caption")  # the move shown is the faulty seat's
+        page.click("#first")
+        assert page.get_attribute("body", "data-fault") == ""
+        move = href.split("move=")[1]
+        page.click(f"#faults button:text-matches('^move {move} ')")
+        assert page.get_attribute("body", "data-frame") == marked
+        assert HOST not in page.content()
+        page.screenshot(path=str(ARTIFACTS / "replay-fault.png"), full_page=True)
+
+    @pytest.mark.parametrize("width", [390, 1280])
+    def test_the_bot_page_with_faults_fits(self, site: Path, browser: Browser, width) -> None:
+        """A faulty bot's page, a traceback line of 150 characters included, does not scroll
+        sideways: the traceback scrolls in its own box."""
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        page.goto((site / "bots" / "delta-bot.html").as_uri())
+        page.wait_for_selector("#faults pre.trace")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        context.close()
 
 
 class TestReplay:

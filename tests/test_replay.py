@@ -18,7 +18,9 @@ from ohseven.referee.replay import (
     MAX_REPLAY_DEPTH,
     VERSION,
     ReplayError,
+    game_after,
     load_replay,
+    play_move,
     save_replay,
     to_replay,
     validate_replay,
@@ -39,7 +41,10 @@ class TestReplays:
         assert (replay["game"], replay["players"], replay["seed"]) == ("oh-seven", 4, 3)
         assert replay["rules"] == {"identical_top_bonus": True, "passing": False}
         assert replay["seats"] == ["a", "b", None, "d"]
-        assert replay["faults"] == [{"seat": 1, "status": "timeout", "detail": "2.1 s"}]
+        assert replay["faults"] == [
+            {"seat": 1, "status": "timeout", "detail": "2.1 s", "move": None}
+            | {"round": None, "trick": None}
+        ]
         assert replay["result"] == {
             "totals": list(game.result().totals),
             "ranks": list(game.result().ranks),
@@ -102,12 +107,13 @@ class TestValidationErrors:
         return json.loads(json.dumps(to_replay(finished("oh-seven", 3, 8))))
 
     def test_illegal_move_named(self):
-        """A move the engine refuses is reported with its index and the engine's reason."""
+        """A move the engine refuses is reported with its number (from 1, as ``replay --at``
+        counts) and the engine's reason."""
         replay = self.replay()
         first_play = next(i for i, m in enumerate(replay["moves"]) if m[1] == "play")
         seat = replay["moves"][first_play][0]
         replay["moves"][first_play][0] = (seat + 1) % 3
-        with pytest.raises(ReplayError, match=rf"move {first_play} \(seat .*no play decision"):
+        with pytest.raises(ReplayError, match=rf"move {first_play + 1} \(seat .*no play decision"):
             validate_replay(replay)
 
     def test_changed_event_named(self):
@@ -154,11 +160,11 @@ class TestValidationErrors:
         """A move of the wrong kind or naming no card is reported with its index."""
         replay = self.replay()
         replay["moves"][0][1] = "play"
-        with pytest.raises(ReplayError, match="move 0 .*asks for a bid decision"):
+        with pytest.raises(ReplayError, match="move 1 .*asks for a bid decision"):
             validate_replay(replay)
         replay = self.replay()
         replay["moves"][0][2] = "9Z"
-        with pytest.raises(ReplayError, match="move 0 .*'9Z' is not a card"):
+        with pytest.raises(ReplayError, match="move 1 .*'9Z' is not a card"):
             validate_replay(replay)
 
     @pytest.mark.parametrize(
@@ -250,3 +256,39 @@ class TestHostileFiles:
             return 1 + max(map(depth, item), default=0) if isinstance(item, list) else 0
 
         assert replay_module._depth(value) == depth(value)
+
+
+class TestGameAfter:
+    @settings(max_examples=20, deadline=None)
+    @given(
+        config=st.sampled_from(
+            [("oh-seven", 4, {"passing": True}), ("oh-hell", 5, {"simultaneous_bids": True})]
+        ),
+        seed=st.integers(0, 10_000),
+        cut=st.floats(0, 1),
+    )
+    def test_the_game_after_n_moves_is_the_recorded_one(self, config, seed, cut):
+        """``game_after(replay, n)`` is the recorded game after its first ``n`` moves: its
+        events are the replay's first ones, its moves the first ``n`` (one mechanism for
+        validation, ``replay``'s decisions and its rebuilt positions)."""
+        name, players, options = config
+        game = finished(name, players, seed, options)
+        replay = to_replay(game)
+        moves = int(cut * len(replay["moves"]))
+        after = game_after(replay, moves)
+        assert to_replay(after)["moves"] == replay["moves"][:moves]
+        assert after.events == replay["events"][: len(after.events)]
+        if moves == len(replay["moves"]):
+            assert after.is_over and after.result() == game.result()
+
+    def test_play_move_names_a_bad_move(self):
+        """A move the game cannot take is a ReplayError naming its number (from 1) and content."""
+        replay = to_replay(finished())
+        game = game_after(replay, 3)
+        seat, kind, value = replay["moves"][3]
+        with pytest.raises(ReplayError, match=r"move 4 \(seat .* 'XX'\)"):
+            play_move(game, [seat, kind, "XX"], 3)
+        with pytest.raises(ReplayError, match="move 4: expected"):
+            play_move(game, [seat, kind], 3)
+        play_move(game, replay["moves"][3], 3)
+        assert to_replay(game)["moves"] == replay["moves"][:4]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -148,7 +149,7 @@ class TestTheRebuiltView:
         code, data = ask(path, "--bot", RECORDER, "--at", str(move), "--sandbox", "unsandboxed")
         assert code == 0
         assert (data["seat"], data["player"], data["played"]) == (
-            seat, "view_recorder", replay["moves"][move][2]
+            seat, "view_recorder", replay["moves"][move - 1][2]
         )  # fmt: skip
         assert data["played"] in data["legal"]
         assert data["seconds"] is not None and 0 <= data["seconds"] < 5
@@ -157,7 +158,7 @@ class TestTheRebuiltView:
 class TestListing:
     def test_the_decisions_of_the_seat_of_the_bot_named(self, recorded: Recorded):
         """Without --at: that seat's decisions, each with its move number, kind, round, trick
-        and what was played; the move numbers index the replay's moves."""
+        and what was played; the move numbers count the replay's moves from 1."""
         path = _replay(recorded, 1)
         replay = load_replay(path)
         seat = replay["seats"].index("view_recorder")
@@ -166,10 +167,10 @@ class TestListing:
         assert data["seat"] == seat and data["moves"] == len(replay["moves"])
         listed = data["decisions"]
         assert [d["move"] for d in listed] == [
-            i for i, (s, _, _) in enumerate(replay["moves"]) if s == seat
+            i for i, (s, _, _) in enumerate(replay["moves"], start=1) if s == seat
         ]
         for d in listed:
-            assert replay["moves"][d["move"]] == [seat, d["kind"], d["played"]]
+            assert replay["moves"][d["move"] - 1] == [seat, d["kind"], d["played"]]
             assert (d["trick"] is None) == (d["kind"] != "play")
         assert len(listed) == len(recorded.views[1])
 
@@ -197,12 +198,13 @@ class TestListing:
         found = decisions(to_replay(played), steps=())
         start = 0
         for d in found:
+            index = d.move - 1  # moves are numbered from 1
             if d.kind == "play":
-                assert d.asked_after == d.move
+                assert d.asked_after == index
                 continue
-            previous = found[d.move - 1] if d.move else None
-            if previous is None or previous.kind != d.kind or d.move - start == players:
-                start = d.move  # a phase opens: the first of its moves
+            previous = found[index - 1] if index else None
+            if previous is None or previous.kind != d.kind or index - start == players:
+                start = index  # a phase opens: the first of its moves
             assert d.asked_after == start, d
 
     def test_viewer_steps_never_go_back_and_stay_in_the_page(self, recorded: Recorded):
@@ -370,14 +372,14 @@ class TestErrors:
         replay["moves"][2][2] = replay["moves"][0][2] if replay["moves"][2][1] == "play" else "AS"
         replay["moves"][2][1] = "play"
         save_replay(tmp_path / "bad.json", replay)
-        assert "move 2" in self._error(str(tmp_path / "bad.json"))
+        assert "move 3" in self._error(str(tmp_path / "bad.json"))  # moves[2]: from 1
 
     def test_n_out_of_range_says_the_range(self, path: Path):
-        """--at past the end, or negative, gives the range of moves."""
+        """--at past the end, 0 or negative, gives the range of moves (from 1)."""
         moves = len(load_replay(path)["moves"])
-        for at in (str(moves), "-1"):
+        for at in (str(moves + 1), "0", "-1"):
             message = self._error(str(path), "--bot", RANDOM, "--at", at)
-            assert f"this replay has moves 0 to {moves - 1}" in message
+            assert f"this replay has moves 1 to {moves}" in message
 
     def test_choices_that_do_not_fit(self, path: Path):
         """--at without a bot, a seat that is not in the game, a player in no seat, a decision
@@ -385,7 +387,7 @@ class TestErrors:
         assert "--at needs --bot" in self._error(str(path), "--at", "3")
         assert "seats 0 to 2" in self._error(str(path), "--seat", "7")
         assert "is in no seat" in self._error(str(path), "--player", "nobody")
-        seat = load_replay(path)["moves"][3][0]
+        seat = load_replay(path)["moves"][2][0]  # move 3
         other = str((seat + 1) % 3)
         message = self._error(str(path), "--bot", RANDOM, "--seat", other, "--at", "3")
         assert f"is a decision of seat {seat}" in message
@@ -400,3 +402,65 @@ def test_a_deep_file_is_refused_clearly(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "nested deeper than a replay can be" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+BUGGY = str(ROOT / "tests" / "bots" / "buggy_bot.py")
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
+    """A match of the buggy bot with replays: its ``--json`` and its text report."""
+    folder = tmp_path_factory.mktemp("faults")
+    args = ["match", "--seed", "12345678901234567890123", "--games", "1", "--replays"]
+    out = referee(*args, str(folder), "--json", BUGGY, RANDOM)
+    assert out.returncode == 0, out.stderr
+    text = referee(*args, str(folder / "text"), BUGGY, RANDOM).stdout
+    return json.loads(out.stdout), text, folder
+
+
+class TestFromAFaultToItsReplay:
+    """A fault of ``match`` names its replay file and move; ``replay --at`` that move asks the
+    bot the very decision it failed, says what it did and exits 1."""
+
+    def test_every_fault_names_a_move_of_its_seat(self, played: tuple[dict, str, Path]):
+        data, _, _ = played
+        (game,) = data["games"]
+        replay = load_replay(game["replay"])
+        faults = game["faults"]
+        assert faults and all(f["status"] == "bot_error" for f in faults)
+        by_move = {d.move: d for d in decisions(replay, steps=())}
+        for fault in faults:
+            decision = by_move[fault["move"]]  # from 1, as replay counts
+            assert decision.seat == fault["seat"]
+            assert (decision.round, decision.trick) == (fault["round"], fault["trick"])
+        # the replay file records the same faults, with their moves
+        assert [f["move"] for f in replay["faults"]] == [f["move"] for f in faults]
+
+    def test_the_command_printed_asks_the_fault_again(self, played: tuple[dict, str, Path]):
+        """The text report prints ``replay FILE --bot BOT --at N``; run as printed, the bot
+        raises again, the answer is its SDK's substitute and the exit status is 1."""
+        _, text, _ = played
+        commands = re.findall(r"ask it again: ohseven-referee (replay .*)$", text, re.M)
+        assert len(commands) == 2  # two bugs: the bid raises, the play answers "XX"
+        said = ""
+        for command in commands:
+            out = referee("replay", *shlex.split(command)[1:], "--sandbox", "unsandboxed")
+            assert out.returncode == 1, out.stdout + out.stderr
+            assert "its SDK answered the substitute" in out.stdout
+            assert "(legal)" not in out.stdout
+            said += out.stdout
+        assert "raised; its SDK" in said and "ZeroDivisionError" in said
+        assert "'XX', which is not legal" in said
+        assert "buggy_bot.py" in said
+        assert "ohseven-stage-" not in said  # the author's own path, not the staged copy
+
+    def test_the_listing_marks_the_faults(self, played: tuple[dict, str, Path]):
+        data, _, _ = played
+        (game,) = data["games"]
+        code, listing = ask(Path(game["replay"]), "--player", "buggy")
+        assert code == 0
+        marked = {d["move"] for d in listing["decisions"] if d["recorded_fault"]}
+        assert marked == {f["move"] for f in game["faults"]}
+        out = referee("replay", game["replay"], "--player", "buggy")
+        rows = [line for line in out.stdout.splitlines() if "<- bot_error" in line]
+        assert len(rows) == len(marked)

@@ -95,7 +95,7 @@ class TestAnswers:
         driver = Driver(Crasher())
         driver.decide(request(events=[GAME]))
         assert driver.last_error.startswith("choose_play raised RuntimeError: boom in the bot")
-        assert "Traceback" in driver.last_error and "game 0, round 0" in driver.last_error
+        assert "Traceback" in driver.last_error and "game 1, round 1" in driver.last_error
         driver = Driver(Cheater())
         driver.decide(request(events=[GAME]))
         assert "choose_play returned '0C', which is not legal" in driver.last_error
@@ -200,7 +200,7 @@ class TestLocalMode:
         out = self.local(tmp_path, "raise", "--against", "heuristic")
         assert out.returncode == 1
         assert "Traceback" in out.stderr and "ValueError: my own bug in the bid" in out.stderr
-        assert "in choose_bid of this view" in out.stderr and "round 0" in out.stderr
+        assert "in choose_bid of this view" in out.stderr and "round 1" in out.stderr
         assert "usage:" not in out.stderr
 
     def test_an_illegal_answer_names_the_round_the_trick_and_the_view(self, tmp_path):
@@ -208,7 +208,7 @@ class TestLocalMode:
         out = self.local(tmp_path, "illegal")
         assert out.returncode == 1 and "Traceback" not in out.stderr
         assert "returned 'XX', which is not legal" in out.stderr
-        assert "round 2, trick 2" in out.stderr and "hand [" in out.stderr
+        assert "round 3, trick 2" in out.stderr and "hand [" in out.stderr
 
     def test_bad_options_are_still_usage_errors(self, tmp_path):
         """A table size the game cannot have is a usage error (exit 2)."""

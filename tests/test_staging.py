@@ -14,10 +14,11 @@ from pathlib import Path
 
 import attrs
 import pytest
+from ohseven.referee.files import DB_NAME, STAGING_NAME
 from ohseven.referee.plan.config import ConfigError
 from ohseven.referee.plan.loader import load_config
 from ohseven.referee.records import BotSpec
-from ohseven.referee.results.store import DB_NAME, Store
+from ohseven.referee.results.store import Store
 from ohseven.referee.sandbox.staging import (
     STAGE_LIMIT_BYTES,
     Plan,
@@ -28,7 +29,7 @@ from ohseven.referee.sandbox.staging import (
     staged_bots,
     tree_digest,
 )
-from ohseven.referee.tournament.run import STAGING_NAME, TourneyError, run_tournament
+from ohseven.referee.tournament.run import TourneyError, run_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

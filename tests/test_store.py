@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from ohseven.core.rules import competition_ranks
+from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
-from ohseven.referee.results.store import DB_NAME, Store, StoreError, aggregate
+from ohseven.referee.results.store import Store, StoreError, aggregate
 
 MATCHES = [(0, "m00000", ("a", "b"), 0, 2), (1, "m00001", ("a", "c"), 2, 2)]
 

@@ -12,7 +12,7 @@ from ohseven.core.faults import FaultStatus
 from ohseven.core.game import Game
 from ohseven.core.rules import OH_HELL, OH_SEVEN, new_game
 from ohseven.core.scripted import FakeClock, Reply, ScriptedLink, ScriptedTransport, first_legal
-from ohseven.core.table import RandomFallback, Request, Table
+from ohseven.core.table import LinkBase, RandomFallback, Request, Table, request_message
 
 MOVE, BANK = 1.0, 0.5
 
@@ -209,30 +209,66 @@ class TestSynchronousSeats:
         transport = ScriptedTransport(FakeClock())
         order: list[tuple[int, int]] = []
 
-        class Local:
-            synchronous = True
-
-            def usable(self) -> bool:
-                return True
-
-            def wake(self) -> None:
-                pass
-
+        class Local(LinkBase):
             def send(self, table: Table, request: Request, events: list) -> None:
                 order.append((request.seat, len(table.outstanding)))
                 table.answer(request, game.legal_moves(request.seat)[0])
-
-            def tell(self, events: list) -> None:
-                pass
-
-            def faulted(self, *args: Any) -> None:
-                pass
 
         remote = ScriptedLink(transport, lambda r, g: Reply.move(r.legal[0], 0.5))
         table = Table(game, [Local(), remote, Local()], transport=transport, clock=transport.clock)
         table.run()
         assert game.is_over and table.faults == []
         assert order and all(outstanding == 1 for _, outstanding in order)  # only its own
+
+
+class TestLinkBase:
+    def test_the_base_is_an_in_process_seat_that_owes_nothing(self):
+        """A LinkBase is synchronous and usable, needs no wake, is told nothing, a fault costs
+        it nothing; a subclass that answers nothing fails loudly when asked."""
+        link = LinkBase()
+        game = new_game(OH_SEVEN, 2, 1)
+        table = Table(game, [link, LinkBase()])
+        assert link.synchronous and link.usable()
+        assert link.wake() is None and link.tell([{"type": "x"}]) is None
+        assert link.faulted(table, 0, FaultStatus.TIMEOUT, None) is None
+        with pytest.raises(NotImplementedError, match="LinkBase answers no request"):
+            table.run()
+
+    def test_a_subclass_plays_a_whole_game(self):
+        """Defining ``send`` is enough for a seat of the loop."""
+
+        class First(LinkBase):
+            def send(self, table: Table, request: Request, events: list) -> None:
+                table.answer(request, table.game.legal_moves(request.seat)[0])
+
+        game = new_game(OH_HELL, 3, 4)
+        table = Table(game, [First(), First(), First()])
+        table.run()
+        assert game.is_over and table.faults == []
+
+
+class TestRequestMessage:
+    def test_the_clock_of_a_request(self):
+        """``time_ms`` is all a seat has (the limit plus its bank), ``bank_ms`` its bank."""
+        clock = FakeClock(100.0)
+        game = new_game(OH_SEVEN, 3, 2)
+        seen: list[dict[str, Any]] = []
+
+        class Slow(LinkBase):
+            def send(self, table: Table, request: Request, events: list) -> None:
+                seen.append(request_message(request, events))
+                clock.now += 1.5  # 0.5 s over the limit: drawn from the bank
+                table.answer(request, table.game.legal_moves(request.seat)[0])
+
+        table = Table(game, [Slow(), Slow(), Slow()], move_seconds=1.0, bank_seconds=10.0,
+                      clock=clock)  # fmt: skip
+        table.run()
+        first, *_ = seen
+        assert first["type"] == "request" and first["id"] == 1 and first["count"] == 0
+        assert (first["time_ms"], first["bank_ms"]) == (11000, 10000)
+        assert first["events"][0]["type"] == "game"
+        again = [m for m in seen if m["id"] > 3][0]  # a seat's second request (3 seats)
+        assert (again["time_ms"], again["bank_ms"]) == (10500, 9500)
 
 
 @settings(max_examples=40, deadline=None)
@@ -244,20 +280,25 @@ class TestSynchronousSeats:
         st.tuples(
             st.integers(0, 4),
             st.integers(0, 30),
-            st.sampled_from(["silent", "garbage", "die", "illegal", "slow"]),
+            st.sampled_from(["silent", "garbage", "die", "illegal", "slow", "substitute"]),
         ),
         max_size=6,
     ),
+    simultaneous=st.booleans(),
 )
-def test_any_mix_of_faults_ends_the_game_with_closed_statuses(game, players, seed, bad):
+def test_any_mix_of_faults_ends_the_game_with_closed_statuses(
+    game, players, seed, bad, simultaneous
+):
     """Whatever the seats do, the game ends, faults are closed statuses of the faulty seats
-    only, and no seat is asked twice at once."""
+    only, and no seat is asked twice at once; a fault in a decision names that decision's
+    number in the game's moves (from 1, simultaneous sets in seat order), round and trick."""
     replies = {
         "silent": Reply.silent(),
         "garbage": Reply.garbage(0.1),
         "die": Reply.die(0.1),
         "illegal": Reply.move("not a card"),
         "slow": Reply.move(None, MOVE + 0.1),
+        "substitute": Reply.move(None, 0.0, "choose_play raised"),
     }
     plan: dict[int, dict[int, Reply]] = {}
     for seat, n, kind in bad:
@@ -272,15 +313,28 @@ def test_any_mix_of_faults_ends_the_game_with_closed_statuses(game, players, see
             if reply is None:
                 return first_legal(request, g)
             if reply.action == "move" and reply.value is None:  # slow but legal
-                return Reply.move(first_legal(request, g).value, reply.delay)
+                return Reply.move(first_legal(request, g).value, reply.delay, reply.error)
             return reply
 
         return script
 
+    options = {"simultaneous_bids": simultaneous} if game == OH_HELL else None
     table, links = table_of(
-        new_game(game, players, seed), {s: script_of(s) for s in range(players)}
+        new_game(game, players, seed, options), {s: script_of(s) for s in range(players)}
+    )
+    positions = []  # (round, trick) before each move, as the table's loop sees them
+    table.on_move = lambda seat, kind, move, seconds: positions.append(
+        (table.game.round + 1, sum(table.game.tricks_won) + 1 if kind == "play" else None)
     )
     table.run()
+    moves = table.game.moves
+    assert table.played == len(moves)
+    for fault in table.faults:
+        if fault.move is not None:
+            assert moves[fault.move - 1][0] == fault.seat, (fault, moves[fault.move - 1])
+            assert (fault.round, fault.trick) == positions[fault.move - 1]
+        else:
+            assert fault.status in (FaultStatus.CRASH, FaultStatus.DROPPED, FaultStatus.PROTOCOL)
     assert table.game.is_over and not table.outstanding
     assert all(isinstance(f.status, FaultStatus) for f in table.faults)
     assert {f.seat for f in table.faults} <= set(plan)

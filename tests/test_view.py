@@ -5,7 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ohseven.core.cards import OH_HELL_DECK, OH_SEVEN_DECK
 from ohseven.core.feed import EventFeed
+from ohseven.core.names import OH_HELL, OH_SEVEN, SUITS
+from ohseven.core.precomputed import trick_keys
 from ohseven.core.rules import Phase, new_game
 from ohseven.referee.play.connection import MoveCodec
 from ohseven.sdk.view import View, ViewError, card_key, deck_names, rank, suit
@@ -365,3 +370,22 @@ class TestLazyFolding:
         view.defer([game_event(), {"type": "nonsense"}])
         with pytest.raises(ViewError, match="nonsense"):
             _ = view.hand
+
+
+@settings(max_examples=300, deadline=None)
+@given(game=st.sampled_from([OH_SEVEN, OH_HELL]), data=st.data())
+def test_the_trick_winner_is_the_cores_rule(game, data):
+    """``View.winning`` and ``View.beats`` (card names) take the trick as the engine's tables
+    (``core.precomputed.trick_keys``, ints) do, two decks' identical cards included."""
+    deck = OH_SEVEN_DECK if game == OH_SEVEN else OH_HELL_DECK
+    cards = data.draw(st.lists(st.integers(0, deck.size - 1), min_size=1, max_size=9))
+    trump = data.draw(st.none() | st.integers(0, 3))
+    view = View()
+    view.trick = [(seat, deck.names[card]) for seat, card in enumerate(cards)]
+    view.trump = None if trump is None else SUITS[trump]
+    keys = trick_keys(deck, trump, cards[0] // deck.ranks)
+    first = max(range(len(cards)), key=lambda i: keys[cards[i]])  # the first of the strongest
+    assert view.winning() == (first, deck.names[cards[first]])
+    best = cards[first]
+    for card in range(deck.size):
+        assert view.beats(deck.names[card], deck.names[best]) == (keys[card] > keys[best])

@@ -26,11 +26,19 @@ from typing import Any
 
 import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
-from ohseven.core.table import RandomFallback, Request, Table
+from ohseven.core.table import Link, LinkBase, RandomFallback, Request, Table
 from ohseven.core.wire import move_to_wire
+from ohseven.referee.fault_report import (
+    FaultSite,
+    author_paths,
+    group_faults,
+    render_groups,
+    site_data,
+)
+from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
-from ohseven.referee.play.referee import Referee
-from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
+from ohseven.referee.play.referee import BotLink, Referee
+from ohseven.referee.records import BotSpec, Fault, MatchSpec, TimeControl
 from ohseven.referee.replay import save_replay, to_replay
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError, check_sandbox
@@ -84,6 +92,7 @@ class CheckResult:
     redeals: int = 0
     skipped: bool = False
     output: str = ""  # the end of the bot's own output when the check failed
+    replay: str | None = None  # the replay file of its game (``--replays``)
 
     @property
     def passed(self) -> bool:
@@ -233,59 +242,38 @@ class _Session:
 # --------------------------------------------------------------------------- one game
 
 
-class _Opponent:
+class _Opponent(LinkBase):
     """An in-process seat playing :func:`_opponent`'s moves."""
 
-    synchronous = True
+    __slots__ = ("check", "rng")
 
     def __init__(self, check: Check, rng: random.Random) -> None:
         self.check = check
         self.rng = rng
 
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
-
     def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
         table.answer(request, _opponent(table.game, request.seat, self.check, self.rng))
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        pass
 
-    def faulted(self, table: Table, seat: int, status: FaultStatus, request: Any) -> None:
-        pass
-
-
-class _Limited:
+class _Limited(BotLink):
     """The bot's link, asked until it has ``MAX_FAULTS_PER_CHECK`` faults in the check (then
-    fallback moves finish the game); ``link`` None: never asked (it did not start)."""
+    fallback moves finish the game)."""
 
-    synchronous = False
-
-    def __init__(self, link: Any, session: _Session | None) -> None:
-        self.link = link
-        self.session = session
+    __slots__ = ()
 
     def usable(self) -> bool:
-        if self.link is None or self.session is None or not self.link.usable():
-            return False
-        table = self.session.referee.table
-        return table is not None and len(table.faults) < MAX_FAULTS_PER_CHECK
+        table = self.referee.table
+        return self.bot.active and table is not None and len(table.faults) < MAX_FAULTS_PER_CHECK
 
-    def wake(self) -> None:
-        self.link.wake()
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
-        self.link.send(table, request, events)
+class _Absent(LinkBase):
+    """The bot's seat when it did not start: never asked, fallback moves play for it."""
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        self.link.tell(events)
+    synchronous = False
+    __slots__ = ()
 
-    def faulted(self, table: Table, seat: int, status: FaultStatus, request: Any) -> None:
-        if self.link is not None:
-            self.link.faulted(table, seat, status, request)
+    def usable(self) -> bool:
+        return False
 
 
 def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
@@ -333,17 +321,17 @@ def play_check(
             seconds.append((kind, took))
 
     live = session is not None and not session.dead
-    links: list[Any] = [_Opponent(check, rng) for _ in range(check.players)]
+    links: list[Link] = [_Opponent(check, rng) for _ in range(check.players)]
     fallback = RandomFallback(f"fallback:{check.seed}")
     if live:
         assert session is not None
-        links[check.seat] = _Limited(session.referee.link(session.bot), session)
-        bots_at: list[Any] = [None] * check.players
+        links[check.seat] = _Limited(session.referee, session.bot)
+        bots_at: list[Contestant | None] = [None] * check.players
         bots_at[check.seat] = session.bot
         table = session.referee.play(index, game, links, bots_at, fallback, on_move=on_move)
         session.games += 1
     else:
-        links[check.seat] = _Limited(None, None)
+        links[check.seat] = _Absent()
         table = Table(game, links, index=index, fallback=fallback, on_move=on_move)
         table.run()
     faults = tuple(f for f in table.faults if f.seat == check.seat)
@@ -398,6 +386,7 @@ def check_bot(
                 seats = [spec.name if s == check.seat else "random" for s in range(game.players)]
                 path = os.path.join(replay_dir, f"check-{len(results):02d}-{name}.json")
                 save_replay(path, to_replay(game, seats, result.faults))
+                results[-1] = attrs.evolve(result, replay=path)
     finally:
         if session is not None:
             session.close()
@@ -451,11 +440,10 @@ def summary(report: Report) -> dict[str, Any]:
     """The report as plain data (the ``--json`` output)."""
     times: dict[str, list[float]] = {"all": [], "pass": [], "bid": [], "play": []}
     checks = []
-    for result in report.results:
+    for number, result in enumerate(report.results, start=1):
         for kind, took in result.seconds:
             times[kind].append(took)
             times["all"].append(took)
-        grouped = Counter((str(f.status), f.detail) for f in result.faults)
         checks.append(
             {
                 "name": result.check.name,
@@ -465,11 +453,9 @@ def summary(report: Report) -> dict[str, Any]:
                 "decisions": len(result.moves),
                 "rebids": result.rebids,
                 "redeals": result.redeals,
-                "faults": [
-                    {"status": status, "detail": detail, "count": count}
-                    for (status, detail), count in grouped.items()
-                ],
-                "output_tail": result.output,
+                "faults": [site_data(site) for site in _sites(result, number)],
+                "replay": result.replay,
+                "output_tail": author_paths(result.output),
             }
         )
     deterministic = report.deterministic
@@ -479,6 +465,20 @@ def summary(report: Report) -> dict[str, Any]:
         "sandbox": report.sandbox,
         "passed": report.passed,
         "checks": checks,
+        "fault_groups": [
+            {
+                "status": group.status,
+                "location": group.location,
+                "count": group.count,
+                "checks": group.games,
+                "first": [site_data(site) for site in group.first],
+            }
+            for group in group_faults(
+                site
+                for number, result in enumerate(report.results, start=1)
+                for site in _sites(result, number)
+            )
+        ],
         "timing": {kind: _stats(values) for kind, values in times.items()},
         "deterministic": None if deterministic is None else deterministic[0],
         "determinism": "not measured (a check failed)"
@@ -487,13 +487,23 @@ def summary(report: Report) -> dict[str, Any]:
     }
 
 
-def render(data: dict[str, Any]) -> str:
-    """The report as text for a terminal."""
+def _sites(result: CheckResult, number: int) -> list[FaultSite]:
+    """The faults of a check, each where it happened (its replay, else "check N")."""
+    return [FaultSite.of(fault, result.replay, f"check {number}") for fault in result.faults]
+
+
+def render(data: dict[str, Any], argument: str | None = None) -> str:
+    """The report as text for a terminal: a line per check, then the faults of every check
+    grouped by (status, location), each with where it first happened and the command that
+    asks it again (``argument``: the bot as given on the command line)."""
     lines = [
         f"check-bot {data['bot']}: {' '.join(data['command'])} (sandbox {data['sandbox']})",
         "",
     ]
-    for check in data["checks"]:
+    sites: list[FaultSite] = []
+    tail = ""
+    skipped = 0
+    for number, check in enumerate(data["checks"], start=1):
         label = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP"}[check["status"]]
         extra = f"{check['decisions']} decisions"
         if check["rebids"]:
@@ -502,19 +512,33 @@ def render(data: dict[str, Any]) -> str:
             extra += f", {check['redeals']} redeal(s)"
         if check["status"] == "skipped":
             extra = "not run: too many failed checks"
+        faults = Counter(str(fault["status"]) for fault in check["faults"])
+        if faults:
+            extra += "; " + ", ".join(
+                status + (f" x{count}" if count > 1 else "") for status, count in faults.items()
+            )
+        if check["status"] == "skipped":
+            skipped += 1
+            continue
         lines.append(f"  {label}  {check['name']} (seat {check['seat']}): {extra}")
-        for fault in check["faults"]:
-            times = f" x{fault['count']}" if fault["count"] > 1 else ""
-            first, *rest = str(fault["detail"]).splitlines() or [""]
-            lines.append(f"          {fault['status']}{times}: {first}")
-            lines.extend(f"              {line}" for line in rest)
-        if check["faults"]:
-            tail = check.get("output_tail", "")
-            if tail:
-                lines.append("          its last output (stdout and stderr):")
-                lines.extend(f"          | {line}" for line in tail.splitlines())
-            else:
-                lines.append("          (it wrote no output)")
+        sites.extend(
+            FaultSite.of(fault, check.get("replay"), f"check {number}") for fault in check["faults"]
+        )
+        tail = check.get("output_tail") or tail  # the bot's output since it started: the last
+    if skipped:
+        lines.append(f"  SKIP  {skipped} other checks: not run after too many failed checks")
+    if sites:
+        lines.append("")
+        lines.extend(
+            render_groups(
+                data["bot"],
+                group_faults(sites),
+                tail,
+                argument,
+                unit="check",
+                save_hint="(save the checks' games with --replays DIR to ask a decision again)",
+            )
+        )
     lines.append("")
     lines.append("time per decision:")
     for kind, stats in data["timing"].items():
@@ -624,5 +648,5 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     report = attrs.evolve(report, bot=spec)
     data = summary(report)
-    print(json.dumps(data) if args.json else render(data))
+    print(json.dumps(data) if args.json else render(data, args.bot))
     return 0 if report.passed else 1

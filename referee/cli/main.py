@@ -22,11 +22,14 @@ class MissingDependencyError(ImportError):
 def commands() -> dict[str, ModuleType]:
     """Subcommand -> the module that owns it (``configure(parser)`` and ``run(args) -> int``)."""
     try:
+        from ohseven.referee.cli import authors as authors_cli
         from ohseven.referee.cli import check_bot as checkbot
         from ohseven.referee.cli import match as match_cli
         from ohseven.referee.cli import publish as publish_cli
         from ohseven.referee.cli import replay as replay_cli
+        from ohseven.referee.cli import serve as serve_cli
         from ohseven.referee.cli import simulate
+        from ohseven.referee.cli import submit as submit_cli
         from ohseven.referee.cli import tourney as tourney_cli
         from ohseven.referee.cli import view as view_cli
     except ModuleNotFoundError as error:
@@ -44,6 +47,9 @@ def commands() -> dict[str, ModuleType]:
         "publish": publish_cli,
         "view": view_cli,
         "replay": replay_cli,
+        "serve": serve_cli,
+        "authors": authors_cli,
+        "submit": submit_cli,
     }
 
 
@@ -51,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ohseven-referee",
         description="Referee for Oh-Seven and Oh Hell bots: "
-        "simulate, match, check-bot, tourney, publish, view, replay.",
+        "simulate, match, check-bot, tourney, publish, view, replay, serve, authors, submit.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module in commands().items():

@@ -27,6 +27,7 @@ from ohseven.referee.cli.bot_args import (
     extra_paths,
     output_tail,
 )
+from ohseven.referee.fault_report import FaultSite, group_faults, render_groups, site_data
 from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.settings import (
@@ -47,8 +48,6 @@ __all__ = [
     "summarise",
     "render_faults",
 ]
-
-SHOWN_FAULTS = 5  # distinct faults listed per bot in the text report
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -88,21 +87,10 @@ def game_seeds(seed: int, games: int) -> tuple[int, ...]:
 
 
 def render_faults(name: str, faults: Sequence[tuple[str, str, int]], tail: str) -> list[str]:
-    """Text lines for a bot's faults, (status, detail, count) each, and its last output."""
-    lines = [f"{printable(name, lines=False)}:"]
-    for status, detail, count in faults[:SHOWN_FAULTS]:
-        times = f" x{count}" if count > 1 else ""
-        first, *rest = printable(detail).splitlines() or [""]
-        lines.append(f"  {status}{times}: {first}")
-        lines.extend(f"      {line}" for line in rest)
-    if len(faults) > SHOWN_FAULTS:
-        lines.append(f"  ... and {len(faults) - SHOWN_FAULTS} other faults (all in --json)")
-    if tail:
-        lines.append("  its last output (stdout and stderr):")
-        lines.extend(f"  | {line}" for line in printable(tail).splitlines())
-    else:
-        lines.append("  (it wrote no output)")
-    return lines
+    """Text lines for a bot's faults, (status, detail, count) each, and its last output (no
+    replay known: see :func:`~ohseven.referee.fault_report.render_groups`)."""
+    sites = [FaultSite(status, detail) for status, detail, count in faults for _ in range(count)]
+    return render_groups(name, group_faults(sites), tail)
 
 
 def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
@@ -140,7 +128,7 @@ def summarise(result: MatchResult) -> dict:
                 "totals": list(record.totals),
                 "ranks": list(record.ranks),
                 "faults": [
-                    {"seat": f.seat, "status": str(f.status), "detail": f.detail}
+                    {"seat": f.seat, **site_data(FaultSite.of(f, record.replay_path))}
                     for f in record.faults
                 ],
                 "replay": record.replay_path,
@@ -177,7 +165,9 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
     return 0, 0
 
 
-def _print_table(summary: dict) -> None:
+def _print_table(summary: dict, arguments: dict[str, str]) -> None:
+    """The match's table, then each faulty bot's faults grouped (``arguments``: each bot's
+    name -> its argument as given, for the command that replays a fault)."""
     from rich.table import Table
 
     statuses = [str(s) for s in FaultStatus]
@@ -197,14 +187,21 @@ def _print_table(summary: dict) -> None:
         )
     console().print(table)
     for row in summary["bots"]:
-        grouped: Counter[tuple[str, str]] = Counter()
-        for game in summary["games"]:
-            for fault in game["faults"]:
-                if game["seats"][fault["seat"]] == row["name"]:
-                    grouped[(fault["status"], fault["detail"])] += 1
-        if grouped:
-            listed = [(status, detail, n) for (status, detail), n in grouped.items()]
-            print("\n".join(["", *render_faults(row["name"], listed, row["output_tail"])]))
+        sites = [
+            FaultSite.of(fault, game["replay"], f"game {game['index'] + 1}")
+            for game in summary["games"]
+            for fault in game["faults"]
+            if game["seats"][fault["seat"]] == row["name"]
+        ]
+        if sites:
+            lines = render_groups(
+                row["name"],
+                group_faults(sites),
+                row["output_tail"],
+                arguments.get(row["name"]),
+                save_hint="(save the games with --replays DIR to ask a decision again)",
+            )
+            print(printable("\n".join(["", *lines])))  # bot-originated text: escaped
 
 
 def _fail(message: str) -> int:
@@ -269,5 +266,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        _print_table(summary)
+        _print_table(summary, dict(zip((b.name for b in bots), args.bots, strict=True)))
     return 0

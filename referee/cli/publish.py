@@ -7,8 +7,9 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ohseven.referee.files import DB_NAME
 from ohseven.referee.results.archive import PublishError
-from ohseven.referee.results.store import DB_NAME, database_error
+from ohseven.referee.results.store import database_error
 from ohseven.referee.site.publish import publish
 from ohseven.referee.terminal import printable
 

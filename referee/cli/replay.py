@@ -2,18 +2,21 @@
 
 REPLAY is a replay file written by ``match --replays``, ``check-bot --replays`` or a tournament
 (``replays/`` of its output), of Oh-Seven or Oh Hell. Decisions are numbered as the replay's
-moves: ``--at N`` is move N of the game (``moves[N]`` of the file, counted from 0, the number
-the referee's replay errors name); each is shown with the step of ``view``'s page at which the
+moves, counted from 1 as every fault report names them: ``--at N`` is move N of the game
+(``moves[N - 1]`` of the file); each is shown with the step of ``view``'s page at which the
 bot was asked. Without ``--at`` the decisions of one seat are listed (``--seat``, ``--player``,
-else the seat of the bot named by ``--bot``, else every seat).
+else the seat of the bot named by ``--bot``, else every seat), the moves the game recorded a
+fault at marked (the fallback's move, or the substitute the bot's SDK played).
 
 With ``--at N`` the bot is started as ``match`` starts it (its own staged copy, the sandbox,
 the real protocol over ZeroMQ) and asked that decision once: the recorded moves are played
 through the rules engine up to the moment the referee sent the request, and the bot gets the
 events the referee would have sent its seat by then (the game, the deal, passes, bids, plays,
-results) in that request, with the legal moves of the real game. It prints the bot's answer,
-whether it is legal, what the real game played, the time taken, and the bot's output on a
-fault. Exit status: 0 when the bot answered legally, 1 when it faulted, 2 for bad arguments.
+results) in that request, with the legal moves of the real game. It prints what the bot did
+(answered legally, raised and had its SDK play a substitute, answered illegally, timed out,
+crashed...), what the real game played, the time taken, and the bot's output on a fault. Exit
+status: 0 when the bot answered legally by itself, 1 on any fault (a substitute of its SDK
+included), 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -28,13 +31,21 @@ from typing import Any
 
 import attrs
 from ohseven.core.rules import Game, RulesError
-from ohseven.core.wire import move_from_wire
+from ohseven.core.table import LinkBase
+from ohseven.referee.fault_report import FaultSite, author_paths, group_faults, render_groups
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.referee import Referee
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec, TimeControl
-from ohseven.referee.replay import ReplayError, load_replay, start_game, validate_replay
+from ohseven.referee.replay import (
+    ReplayError,
+    game_after,
+    load_replay,
+    play_move,
+    start_game,
+    validate_replay,
+)
 from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.terminal import printable
 
@@ -45,7 +56,7 @@ __all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "ga
 class Decision:
     """One recorded move of a replay and where the game stood when its seat was asked."""
 
-    move: int  # its index in the replay's moves
+    move: int  # its number in the replay's moves, from 1
     seat: int
     kind: str  # pass, bid or play
     round: int  # counted from 1
@@ -58,7 +69,7 @@ class Decision:
 
 def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> list[Decision]:
     """Every move of ``replay`` as a :class:`Decision`, with the viewer's step of the moves
-    in ``steps`` (None: of all); the replay is checked first
+    numbered ``steps`` (from 1; None: of all); the replay is checked first
     (:func:`~ohseven.referee.replay.validate_replay`)."""
     validate_replay(replay)
     game = start_game(replay)
@@ -70,11 +81,12 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
             asked.setdefault(waiting, index)
         trick = sum(game.tricks_won) + 1 if kind == "play" else None
         found.append(
-            Decision(index, seat, kind, game.round + 1, trick, asked.pop(seat), None, value)
+            Decision(index + 1, seat, kind, game.round + 1, trick, asked.pop(seat), None, value)
         )
-        game.push(seat, move_from_wire(game, kind, value))
-    wanted = set(range(len(found)) if steps is None else steps) & set(range(len(found)))
-    shown = _viewer_steps(replay, [found[m].asked_after for m in wanted])
+        play_move(game, (seat, kind, value), index)
+    numbers = set(range(1, len(found) + 1))
+    wanted = numbers if steps is None else set(steps) & numbers
+    shown = _viewer_steps(replay, [found[m - 1].asked_after for m in wanted])
     return [attrs.evolve(d, step=shown[d.asked_after]) if d.move in wanted else d for d in found]
 
 
@@ -89,8 +101,7 @@ def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
     played = 0
     for point in sorted(set(points)):
         while played < point:
-            seat, kind, value = moves[played]
-            game.push(seat, move_from_wire(game, kind, value))
+            play_move(game, moves[played], played)
             played += 1
         prefix = dict(replay, events=replay["events"][: len(game.events)])
         steps[point] = len(replay_view(prefix)["frames"])
@@ -111,10 +122,7 @@ def game_index(path: str) -> int:
 
 def rebuild(replay: dict[str, Any], decision: Decision) -> Game:
     """The game of ``replay`` as it stood when ``decision``'s request was sent."""
-    game = start_game(replay)
-    for seat, kind, value in replay["moves"][: decision.asked_after]:
-        game.push(seat, move_from_wire(game, kind, value))
-    return game
+    return game_after(replay, decision.asked_after)
 
 
 @attrs.frozen
@@ -184,26 +192,11 @@ def ask(
     )
 
 
-class _Idle:
+class _Idle(LinkBase):
     """The other seats of a replayed decision: never asked, since the table stops at the
     replayed seat's decision and in-process seats move after the bot's."""
 
-    synchronous = True
-
-    def usable(self) -> bool:
-        return True
-
-    def wake(self) -> None:
-        pass
-
-    def send(self, table: Any, request: Any, events: list[dict[str, Any]]) -> None:
-        raise AssertionError(f"seat {request.seat} of a replayed decision was asked")
-
-    def tell(self, events: list[dict[str, Any]]) -> None:
-        pass
-
-    def faulted(self, table: Any, seat: int, status: FaultStatus, request: Any) -> None:
-        pass
+    __slots__ = ()
 
 
 def _exchange(
@@ -248,7 +241,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--at",
         type=int,
         metavar="N",
-        help="the decision to ask: move N of the replay (from 0; without --at: list them)",
+        help="the decision to ask: move N of the replay (from 1, as fault reports name it; "
+        "without --at: list them)",
     )
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--seat", type=int, metavar="S", help="whose decisions: seat S (from 0)")
@@ -310,7 +304,32 @@ def _where(decision: Decision) -> str:
     return f"round {decision.round}{trick}, viewer step {decision.step}"
 
 
-def _decision_data(replay: dict[str, Any], decision: Decision) -> dict[str, Any]:
+def _recorded_faults(replay: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The faults the game recorded, by the move they cost (replays written before faults
+    named their move have none here)."""
+    found: dict[int, dict[str, Any]] = {}
+    for fault in replay.get("faults") or []:
+        move = fault.get("move") if isinstance(fault, dict) else None
+        if isinstance(move, int) and not isinstance(move, bool):
+            found.setdefault(move, fault)
+    return found
+
+
+#: what was played at a move the game recorded a fault at
+_PLAYED_BY = {FaultStatus.BOT_ERROR.value: "its SDK's substitute"}
+
+
+def _fault_mark(fault: dict[str, Any] | None) -> str:
+    if fault is None:
+        return ""
+    status = str(fault.get("status"))
+    by = _PLAYED_BY.get(status, "the referee's fallback")
+    return f"{status}: {by}"
+
+
+def _decision_data(
+    replay: dict[str, Any], decision: Decision, fault: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "move": decision.move,
         "seat": decision.seat,
@@ -320,11 +339,15 @@ def _decision_data(replay: dict[str, Any], decision: Decision) -> dict[str, Any]
         "trick": decision.trick,
         "step": decision.step,
         "played": decision.played,
+        "recorded_fault": None
+        if fault is None
+        else {key: fault.get(key) for key in ("status", "detail", "round", "trick")},
     }
 
 
 def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args) -> int:
     mine = [d for d in found if seat is None or d.seat == seat]
+    faults = _recorded_faults(replay)
     if args.json:
         print(
             json.dumps(
@@ -333,7 +356,7 @@ def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args)
                     "game": replay["game"],
                     "seat": seat,
                     "moves": len(found),
-                    "decisions": [_decision_data(replay, d) for d in mine],
+                    "decisions": [_decision_data(replay, d, faults.get(d.move)) for d in mine],
                 }
             )
         )
@@ -348,12 +371,16 @@ def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args)
     print(f"{'move':>5}  {'seat':>4}  {'kind':<4}  {'round':>5}  {'trick':>5}  {'step':>5}  played")
     for d in mine:
         trick = "-" if d.trick is None else str(d.trick)
+        mark = f"  <- {_fault_mark(faults[d.move])}" if d.move in faults else ""
         print(
             printable(
                 f"{d.move:>5}  {d.seat:>4}  {d.kind:<4}  {d.round:>5}  {trick:>5}  {d.step:>5}  "
-                f"{_shown(d.played)}"
+                f"{_shown(d.played)}{mark}"
             )
         )
+    marked = [d.move for d in mine if d.move in faults]
+    if marked:
+        print(f"(<- a fault: {len(marked)} of these moves were not the bot's own answer)")
     if seat is None:
         print("(every seat: choose one with --seat or --player; ask one with --bot BOT --at N)")
     else:
@@ -386,9 +413,9 @@ def run(args: argparse.Namespace) -> int:
         return _list(replay, decisions(replay, steps=mine), seat, args)
     if not found:
         return _fail(f"{args.replay}: the replay has no moves")
-    if not 0 <= args.at < len(found):
-        return _fail(f"--at {args.at}: this replay has moves 0 to {len(found) - 1}")
-    decision = decisions(replay, steps=[args.at])[args.at]
+    if not 1 <= args.at <= len(found):
+        return _fail(f"--at {args.at}: this replay has moves 1 to {len(found)}")
+    decision = decisions(replay, steps=[args.at])[args.at - 1]
     if seat is not None and decision.seat != seat and (args.seat, args.player) != (None, None):
         theirs = [d.move for d in found if d.seat == seat]
         near = ", ".join(str(m) for m in theirs if abs(m - args.at) <= 12) or "none near"
@@ -410,14 +437,18 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         return _fail(problem)
     assert answer is not None
-    same = answer.accepted and (
-        sorted(answer.answer) == sorted(decision.played)  # a pass: the same cards
-        if decision.kind == "pass"
-        else answer.answer == decision.played
+    same = (
+        answer.accepted
+        and answer.fault is None
+        and (
+            sorted(answer.answer) == sorted(decision.played)  # a pass: the same cards
+            if decision.kind == "pass"
+            else answer.answer == decision.played
+        )
     )
     tail = output_tail(answer.output)  # its debugging prints: wanted even without a fault
     if args.json:
-        data = _decision_data(replay, decision)
+        data = _decision_data(replay, decision, _recorded_faults(replay).get(decision.move))
         data.update(
             replay=args.replay,
             bot=bot.name,
@@ -431,14 +462,17 @@ def run(args: argparse.Namespace) -> int:
             seconds=None if answer.seconds is None else round(answer.seconds, 6),
             fault=None
             if answer.fault is None
-            else {"status": answer.fault.status.value, "detail": answer.fault.detail},
+            else {
+                "status": answer.fault.status.value,
+                "detail": author_paths(answer.fault.detail),
+            },
+            did=_did(bot.name, answer),
             output_tail=tail,
         )
         print(json.dumps(data))
     else:
         _print_answer(replay, decision, bot, answer, same, tail)
-    clean = answer.fault is None or answer.fault.status is FaultStatus.BOT_ERROR
-    return 0 if answer.accepted and clean else 1
+    return 0 if answer.accepted and answer.fault is None else 1
 
 
 def _ask_bot(
@@ -479,11 +513,37 @@ def _ask_bot(
         return None, str(error)
 
 
+def _did(name: str, answer: Answer) -> str:
+    """What the bot did when asked, in words: answered legally, raised (its SDK's substitute),
+    answered illegally, timed out, crashed..."""
+    fault = answer.fault
+    took = "" if answer.seconds is None else f" in {answer.seconds * 1000:.1f} ms"
+    if not answer.started:
+        return f"{name} did not start"
+    if fault is None:
+        if answer.answer is None:
+            return f"{name} answered nothing"
+        return f"{name} answered {_shown(answer.answer)} (legal){took}"
+    status = fault.status
+    first = (author_paths(fault.detail).strip().splitlines() or [""])[0]
+    if status is FaultStatus.BOT_ERROR:
+        substitute = "" if answer.answer is None else f" {_shown(answer.answer)}"
+        verb = "raised" if " raised " in first else "failed"
+        return (
+            f"{name} {verb}; its SDK answered the substitute{substitute} instead (a fault: "
+            f"bot_error){took}"
+        )
+    if status is FaultStatus.TIMEOUT:
+        return f"{name} timed out: {first}"
+    if status is FaultStatus.ILLEGAL:
+        shown = "" if answer.answer is None else f" {_shown(answer.answer)}"
+        return f"{name} answered{shown}, which is not legal: {first}"
+    return f"{name} faulted ({status.value}): {first}"
+
+
 def _print_answer(
     replay: dict[str, Any], decision: Decision, bot: BotSpec, answer: Answer, same: bool, tail: str
 ) -> None:
-    from ohseven.referee.cli.match import render_faults
-
     def say(text: str) -> None:  # the replay's names, the bot's name and answer: escaped
         print(printable(text))
 
@@ -491,23 +551,28 @@ def _print_answer(
         f"move {decision.move}: seat {decision.seat} ({_name(replay, decision.seat)}) "
         f"{decision.kind}, {_where(decision)}"
     )
-    if not answer.started:
-        say(f"{bot.name} did not start")
-    else:
+    recorded = _recorded_faults(replay).get(decision.move)
+    if answer.started:
         what = f"pass {answer.count} of" if decision.kind == "pass" else "one of"
         say(f"asked {bot.name} ({answer.events} events): {what} {_shown(answer.legal)}")
-        if answer.answer is None:
-            say(f"{bot.name} answered nothing")
-        else:
-            legal = "legal" if answer.accepted else "not legal"
-            took = "" if answer.seconds is None else f" in {answer.seconds * 1000:.1f} ms"
-            say(f"{bot.name} answered {_shown(answer.answer)} ({legal}){took}")
-    say(f"the real game played {_shown(decision.played)}" + (" (the same)" if same else ""))
+    say(_did(bot.name, answer))
+    say(
+        f"the real game played {_shown(decision.played)}"
+        + (f" ({_fault_mark(recorded)})" if recorded else "")
+        + (" (the same)" if same else "")
+    )
     if answer.fault is not None:
         fault = answer.fault
-        say(
-            "\n".join(["", *render_faults(bot.name, [(fault.status.value, fault.detail, 1)], tail)])
-        )
+        sites = [
+            FaultSite(
+                fault.status.value,
+                fault.detail,
+                move=decision.move,
+                round=decision.round,
+                trick=decision.trick,
+            )
+        ]
+        say("\n".join(["", *render_groups(bot.name, group_faults(sites), tail)]))
     elif tail:
         say("its output (stdout and stderr):")
-        say("\n".join(f"| {line}" for line in tail.splitlines()))
+        say("\n".join(f"| {line}" for line in author_paths(tail).splitlines()))

@@ -27,13 +27,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ohseven.referee.files import DB_NAME
 from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
 from ohseven.referee.plan.loader import demo_config, load_config
 from ohseven.referee.plan.schedule import schedule_size
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.display import print_board
 from ohseven.referee.results.store import (
-    DB_NAME,
     DamagedStoreError,
     Store,
     StoreError,

@@ -23,6 +23,7 @@ __all__ = [
     "ScheduleConfig",
     "SandboxSettings",
     "RatingsConfig",
+    "ServerConfig",
     "StopRule",
     "TourneyConfig",
     "SCHEDULE_TYPES",
@@ -111,6 +112,35 @@ class RatingsConfig:
 
 
 @attrs.frozen
+class ServerConfig:
+    """The ``server`` section: how ``ohseven-referee serve`` listens, and what each author and
+    each upload may do (see docs/SERVER.md). Not part of the digest: it may change between
+    runs of a league."""
+
+    #: HOST:PORT the server listens on (``--listen`` overrides it); loopback by default
+    listen: str = "127.0.0.1:8707"
+    #: bots (names) of one author playing at the same time
+    max_active_bots: int = 3
+    #: uploads of one author in any hour
+    uploads_per_hour: int = 10
+    #: the compressed archive (the request body)
+    max_upload_bytes: int = 20 << 20
+    #: the unpacked tree: bytes of the files, number of entries, folder depth
+    max_unpacked_bytes: int = 100 << 20
+    max_files: int = 2000
+    max_depth: int = 16
+    #: versions waiting for their check; an upload finding the queue full is refused
+    check_queue: int = 20
+    #: seconds one check may take
+    check_timeout: float = 900.0
+    #: ``final``: the top bots that play the final round, and its budget of games
+    final_bots: int = 8
+    final_games: int = 0
+    #: whether uploads are accepted (``final`` turns them off)
+    submissions: bool = True
+
+
+@attrs.frozen
 class TourneyConfig:
     name: str
     rules: Rules
@@ -148,6 +178,9 @@ class TourneyConfig:
     site_logs: str = "complete"
     #: (bot name, why) of a league's bots left out of this run: their files cannot be staged
     left_out: tuple[tuple[str, str], ...] = ()
+
+    #: the ``server`` section (used by ``serve`` only)
+    server: ServerConfig = ServerConfig()
 
     @property
     def bot_names(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ NOT_IN_DIGEST = (
     "reveal_seeds",
     "staging",
     "site_logs",
+    "server",
 )
 
 

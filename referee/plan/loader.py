@@ -29,6 +29,7 @@ from ohseven.referee.plan.sections import (
     read_run_settings,
     read_sandbox,
     read_schedule,
+    read_server,
     read_staging,
     read_table_sizes,
     read_time_control,
@@ -94,6 +95,8 @@ def load_config_text(
     ratings = read_ratings(reader, data)
     run = read_run_settings(reader, data)
     limits = read_staging(reader, data)
+
+    server = read_server(reader, data)
     output = None if name is None else read_output(doc, name, run.output, base, out_base)
     if output is not None:
         check_extra_paths(doc, list(sandbox.extra_paths), str(output), listed.bots)
@@ -137,6 +140,7 @@ def load_config_text(
         staging=limits,
         site_logs=run.site_logs,
         left_out=tuple(left_out.items()),
+        server=server,
     )
 
 

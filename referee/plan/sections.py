@@ -9,8 +9,10 @@ import functools
 import hashlib
 import math
 import os
+import re
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from ohseven.referee.plan.config import (
     RatingsConfig,
     SandboxSettings,
     ScheduleConfig,
+    ServerConfig,
     StopRule,
     is_cluster_address,
 )
@@ -65,6 +68,7 @@ TOP_KEYS = (
     "cluster_bots",
     "staging",
     "site_logs",
+    "server",
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder")
 #: bounds that keep every configuration that validates playable: a clock within a day (the
@@ -539,6 +543,41 @@ def read_ratings(reader: Reader, data: dict) -> RatingsConfig:
             "a probability strictly between 0 and 1",
         ),
     )
+
+
+_LISTEN = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
+
+
+def is_listen_address(value: Any) -> bool:
+    """Whether ``value`` is ``HOST:PORT`` (an IPv6 host in brackets), the port 1 to 65535."""
+    match = _LISTEN.fullmatch(value) if isinstance(value, str) else None
+    return match is not None and 0 < int(match.group(2)) < 65536
+
+
+def read_server(reader: Reader, data: dict) -> ServerConfig:
+    """The ``server`` section (``serve``): each key a positive number, ``listen`` an address."""
+    sv = _section(reader, data, "server")
+    keys = tuple(field.name for field in attrs.fields(ServerConfig))
+    reader.keys(sv, "server", keys)
+    defaults = ServerConfig()
+    values: dict[str, Any] = {}
+    check: Callable[[Any], object]
+    for field in attrs.fields(ServerConfig):
+        default = getattr(defaults, field.name)
+        if field.name == "listen":
+            check, what = is_listen_address, "HOST:PORT, like 127.0.0.1:8707"
+        elif isinstance(default, bool):
+            check, what = (lambda v: isinstance(v, bool)), "true or false"
+        elif isinstance(default, float):
+            check, what = is_pos_number, "a positive number"
+        elif field.name == "final_games":
+            check, what = (lambda v: is_int(v) and v >= 0), "an integer >= 0"
+        else:
+            check, what = is_pos_int, "a positive integer"
+        values[field.name] = reader.get(sv, "server", field.name, check, what, default)
+    if isinstance(values["check_timeout"], int):
+        values["check_timeout"] = float(values["check_timeout"])
+    return ServerConfig(**values)
 
 
 @attrs.frozen

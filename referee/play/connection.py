@@ -26,7 +26,7 @@ import msgpack
 from ohseven.core.cards import Deck
 from ohseven.core.names import PROTOCOL_VERSION
 from ohseven.core.rules import OH_HELL, Game
-from ohseven.core.table import Request
+from ohseven.core.table import Request, request_message
 from ohseven.core.wire import legal_to_wire, move_to_wire
 from ohseven.referee.records import FaultStatus
 
@@ -338,19 +338,7 @@ class Connection:
         self.replies = None
         self.state = State.AWAITING_MOVE
         self.extra = 0
-        remaining = max(0, int((request.deadline - request.sent) * 1000))
-        return encode(
-            {
-                "type": "request",
-                "id": request.id,
-                "kind": request.kind,
-                "events": events,
-                "legal": request.legal,
-                "count": request.count,
-                "time_ms": remaining,
-                "bank_ms": request.bank_ms,
-            }
-        )
+        return encode(request_message(request, events))
 
     def expect(self, codec: MoveCodec) -> None:
         """Note the exact frame of each usual reply to the pending request, so that

@@ -41,6 +41,7 @@ import zmq
 from ohseven.core import seeds
 from ohseven.core.rules import Game
 from ohseven.core.table import Fallback, Link, OnMove, Table
+from ohseven.referee.fault_report import exit_text
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import (
@@ -355,7 +356,7 @@ class Referee:
                 code = bot.process.poll() if bot.process else None
                 if code is not None:
                     hint = bot.process.hint() if bot.process else ""
-                    why = f"exited with code {code} before hello{hint}"
+                    why = f"{exit_text(code)} before hello{hint}"
                     self._lose(bot, FaultStatus.NO_START, why)
             waiting = [b for b in waiting if b.connection is not None]
             self._watch()
@@ -445,7 +446,7 @@ class Referee:
             if bot.process is not None and bot.active:
                 code = bot.process.poll()
                 if code is not None:
-                    self._lose(bot, FaultStatus.CRASH, f"exited with code {code}")
+                    self._lose(bot, FaultStatus.CRASH, exit_text(code))
                     continue
                 limit = bot.process.limit_hit()  # a process of the bot was killed for it
                 if limit is not None:

@@ -58,6 +58,16 @@ class Leaderboard:
             fault_ranks_last=self.config.ratings.fault_ranks_last,
         )
 
+    def join(self, config: TourneyConfig) -> None:
+        """Take ``config`` (a league's next wave's: bots joined) and rate its new bots from the
+        prior (they have no games yet)."""
+        self.config = config
+        new = [name for name in config.bot_names if name not in self.names]
+        self.names = (*self.names, *new)
+        for name in new:
+            self.prefix.ratings[name] = self.prefix.env.create_rating()
+            self.prefix.games[name] = 0
+
     def add(self, canonical_index: int, record: GameRecord) -> None:
         self.games[canonical_index] = record
         while self.prefix_end in self.games:

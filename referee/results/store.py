@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.stats import rate
 
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-DB_NAME = "tournament.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -171,7 +171,14 @@ class BotAggregate:
 
 
 def _fault_json(fault: Fault) -> dict[str, Any]:
-    return {"seat": fault.seat, "status": fault.status.value, "detail": fault.detail}
+    data: dict[str, Any] = {
+        "seat": fault.seat,
+        "status": fault.status.value,
+        "detail": fault.detail,
+    }
+    if fault.move is not None:  # where in the game (games stored before had none)
+        data.update(move=fault.move, round=fault.round, trick=fault.trick)
+    return data
 
 
 #: a game's row with its five JSON columns as one JSON array: one parse per game, not five
@@ -193,7 +200,15 @@ def _stored_from_row(row: Sequence[Any]) -> StoredGame:
         totals=tuple(totals),
         ranks=tuple(ranks),
         faults=tuple(
-            Fault(item["seat"], FaultStatus(item["status"]), item["detail"]) for item in faults
+            Fault(
+                item["seat"],
+                FaultStatus(item["status"]),
+                item["detail"],
+                item.get("move"),
+                item.get("round"),
+                item.get("trick"),
+            )
+            for item in faults
         ),
         stats=stats,
         replay_path=replay_path,
@@ -538,6 +553,38 @@ class Store:
             query += " WHERE"
         query += " g.canonical_index > ? ORDER BY g.canonical_index"
         return [_stored_from_row(row) for row in self.db.execute(query, (after,))]
+
+    def match_games(self, match_index: int) -> list[StoredGame]:
+        """The games of one match in canonical order."""
+        query = f"SELECT {_GAME_COLUMNS} FROM games g WHERE g.match_index = ?"
+        rows = self.db.execute(query + " ORDER BY g.canonical_index", (match_index,))
+        return [_stored_from_row(row) for row in rows]
+
+    def statuses_from(self, first: int) -> list[tuple[int, str]]:
+        """(match index, status) of every match from ``first`` on, in order."""
+        rows = self.db.execute(
+            "SELECT match_index, status FROM matches WHERE match_index >= ? ORDER BY match_index",
+            (first,),
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def fault_details(self, bot: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The latest faults of ``bot`` with their details (private to its author)."""
+        rows = self.db.execute(
+            "SELECT canonical_index, status, detail FROM faults WHERE bot = ? "
+            "ORDER BY canonical_index DESC LIMIT ?",
+            (bot, limit),
+        )
+        return [{"game": row[0], "status": row[1], "detail": row[2]} for row in rows]
+
+    def bot_logs(self, bot: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest matches' logs (the bot's own output) of ``bot`` (private to its author)."""
+        rows = self.db.execute(
+            "SELECT l.match_index, m.match_id, l.text FROM logs l JOIN matches m "
+            "USING (match_index) WHERE l.bot = ? ORDER BY l.match_index DESC LIMIT ?",
+            (bot, limit),
+        )
+        return [{"match": row[1], "text": row[2]} for row in rows]
 
     def iter_records(self) -> Iterator[GameRecord]:
         for stored in self.games():

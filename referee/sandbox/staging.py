@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
+from ohseven.referee.files import DB_NAME, STAGING_NAME
 from ohseven.referee.records import BotSpec
 from ohseven.referee.sandbox.paths import absolutise, bot_folder, default_bot_dir
 
@@ -129,7 +130,6 @@ def _referee_data(directory: str) -> set[str]:
     staged bots), YAML files with a ``bots`` list (configurations) and the files and
     directories of the bots these configurations name."""
     import yaml
-    from ohseven.referee.results.store import DB_NAME
 
     found: set[str] = set()
     count = 0
@@ -137,7 +137,7 @@ def _referee_data(directory: str) -> set[str]:
         count += len(dirs) + len(names)
         if count > STAGE_LIMIT_FILES:
             break  # _walk reports the size
-        if DB_NAME in names or ".bots" in dirs:
+        if DB_NAME in names or STAGING_NAME in dirs:
             found.add(top)
             dirs[:] = []
             continue

@@ -11,8 +11,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
 import trueskill
-from ohseven.referee.records import GameRecord
+from ohseven.referee.fault_report import FaultSite, group_faults, public_paths, where
+from ohseven.referee.records import FaultStatus, GameRecord
 from ohseven.referee.results.archive import Tournament, game_id, new_ratings, rated_records, slugify
 from ohseven.referee.results.leaderboard import RATE_KEYS, bot_statistics
 from ohseven.referee.results.ratings import Ratings
@@ -36,6 +38,10 @@ __all__ = [
 ]
 
 
+#: the first occurrences of a kind of fault listed on a bot's page (each a link to its step)
+FAULTS_LISTED = 5
+#: the matches whose end of the bot's output is shown on its page (the first it faulted in)
+LOGS_LISTED = 3
 SUIT_ORDER = "SHDC"  # as the rules list them, strongest first
 
 
@@ -370,29 +376,47 @@ def bot_view(
     ]
     table_size = max((len(stored.record.seats) for stored in mine), default=0)
     ranks = dict(agg.ranks)
-    faults = []
+    sites: list[FaultSite] = []
+    occurrences: dict[FaultSite, dict[str, Any]] = {}
     fault_matches: dict[int, str] = {}
     for stored in mine:
         record = stored.record
         for fault in record.faults:
             if 0 <= fault.seat < len(record.seats) and record.seats[fault.seat] == name:
-                faults.append(
+                site = FaultSite.of(fault, game_id(record.match_id, record.game_index))
+                sites.append(site)
+                occurrences.setdefault(
+                    site,
                     {
                         "canonical": stored.canonical_index,
-                        "game_id": game_id(record.match_id, record.game_index),
+                        "game_id": site.replay,
                         "match_id": record.match_id,
                         "game_index": record.game_index,
-                        "status": fault.status.value,
-                        "detail": fault.detail,
-                    }
+                        "move": site.move,
+                        "where": where(attrs.evolve(site, replay=None)),
+                    },
                 )
                 fault_matches[stored.match_index] = record.match_id
+    faults = [
+        {
+            "status": group.status,
+            "location": public_paths(group.location),
+            "count": group.count,
+            "games": group.games,
+            "detail": public_paths(group.first[0].detail),
+            "first": [occurrences[site] for site in group.first],
+            "more": group.count - len(group.first),
+        }
+        for group in group_faults(sites, keep=FAULTS_LISTED)
+    ]
     logs = []
-    for match_index, match_id in sorted(fault_matches.items()):
+    # the bot's own reports carry their traceback: its output would only repeat them
+    told = all(group["status"] == FaultStatus.BOT_ERROR.value for group in faults)
+    for match_index, match_id in sorted(fault_matches.items())[: 0 if told else LOGS_LISTED]:
         text = (tournament.logs.get(match_index) or {}).get(name, "")
         if text.strip():
             clipped = text if len(text) <= log_chars else "…" + text[-log_chars:]
-            logs.append({"match_id": match_id, "text": clipped})
+            logs.append({"match_id": match_id, "text": public_paths(clipped)})
     opponents = [
         {"name": other, "slug": slugs[other] if other in slugs else slugify(other), **cell}
         for other, cell in sorted(h2h.get(name, {}).items())

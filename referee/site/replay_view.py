@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ohseven.referee.fault_report import location, public_paths
 from ohseven.referee.records import GameRecord
 
 __all__ = [
@@ -37,6 +38,8 @@ def replay_view(replay: Mapping[str, Any]) -> dict[str, Any]:
     is the whole visible state after a group of events: every hand, the current trick, the bids
     (and every bid attempt of this deal), trump, tricks won and the running totals. ``rounds``
     and ``tricks`` index the first frame of each round and the frame completing each trick.
+    Each fault that names its move gets the ``step`` (from 1, as the page counts them) of the
+    frame showing that move: what the fallback or the bot's SDK played for it.
     """
     players = int(replay["players"])
     game = replay["game"]
@@ -66,6 +69,8 @@ def replay_view(replay: Mapping[str, Any]) -> dict[str, Any]:
     tricks: list[int] = []
     sheet: list[dict[str, Any]] = []
     pending: dict[str, Any] | None = None
+    #: the frame showing each move (``move_frames[m - 1]``: move m, counted from 1)
+    move_frames: list[int] = []
     names = [
         name or f"seat {seat}" for seat, name in enumerate(replay.get("seats") or [None] * players)
     ]
@@ -165,6 +170,12 @@ def replay_view(replay: Mapping[str, Any]) -> dict[str, Any]:
         if pending is not None and not joins:
             snapshot(pending)
             pending = None
+        # the moves this event shows (a simultaneous set shows when it completes), all in the
+        # frame this event goes to
+        moves = _MOVES_SHOWN.get(kind, 0)
+        if kind == "bids":
+            moves = players
+        move_frames.extend([len(frames)] * moves)
         if kind == "round":
             if state["winner"] is not None or state["trick"]:
                 state["trick"] = []
@@ -267,12 +278,28 @@ def replay_view(replay: Mapping[str, Any]) -> dict[str, Any]:
             "totals": list(result.get("totals", [])),
             "ranks": list(result.get("ranks", [])),
         },
-        "faults": [dict(f) for f in replay.get("faults") or []],
+        "faults": [_fault_view(f, move_frames) for f in replay.get("faults") or []],
         "sheet": sheet,
         "frames": frames,
         "rounds": rounds,
         "tricks": tricks,
     }
+
+
+#: the moves an event shows (a ``bids`` event: a whole simultaneous set, one move per seat)
+_MOVES_SHOWN = {"play": 1, "bid": 1, "passed": 1}
+
+
+def _fault_view(fault: Mapping[str, Any], move_frames: Sequence[int]) -> dict[str, Any]:
+    """A replay's fault for the viewer: its fields, with no host path in its detail, and the
+    step (from 1) showing its move (absent for a fault outside a decision)."""
+    view = dict(fault)
+    view["detail"] = public_paths(str(fault.get("detail") or ""))
+    view["location"] = public_paths(location(str(fault.get("status")), str(fault.get("detail"))))
+    move = fault.get("move")
+    if isinstance(move, int) and 1 <= move <= len(move_frames):
+        view["step"] = move_frames[move - 1] + 1
+    return view
 
 
 _OH_HELL_RANKS = "23456789TJQKA"

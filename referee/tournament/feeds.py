@@ -5,7 +5,7 @@ wave by wave (drawn from :func:`matchmaking_ratings`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.schedule import ScheduledMatch, draw_wave, iter_schedule, league_match
@@ -105,12 +105,20 @@ def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
 
 class LeagueFeed(Feed):
     """A league's waves: the rest of the stored wave, then each next wave drawn (see
-    ``schedule.draw_wave``) once every match of the previous one is done."""
+    ``schedule.draw_wave``) once every match of the previous one is done, among the bots of
+    ``roster()`` when given (bots joining and leaving between waves)."""
 
     def __init__(
-        self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
+        self,
+        config: TourneyConfig,
+        secret: bytes,
+        store: Store,
+        board: Leaderboard,
+        roster: Callable[[], TourneyConfig] | None = None,
     ) -> None:
         self.config, self.secret, self.store, self.board = config, secret, store, board
+        #: the configuration with the bots of the next wave (``serve``: its authors' bots)
+        self.roster = roster
         self.queue: list[ScheduledMatch] = []
         last = store.last_wave() or (-1, 0, 0)
         self.wave = last[0] + 1
@@ -151,6 +159,9 @@ class LeagueFeed(Feed):
         if self.store.failures():  # the next wave waits for a rerun to play the failed match
             self.done = True
             return
+        if self.roster is not None:
+            self.config = self.roster()
+            self.board.join(self.config)
         config, board = self.config, self.board
         ratings = matchmaking_ratings(board)
         played = {name: count for name, count in board.ratings().games.items()}

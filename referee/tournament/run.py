@@ -14,6 +14,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 import queue
 import shutil
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from ohseven.referee.files import write_json_atomic
+from ohseven.referee.files import DB_NAME, STAGING_NAME, write_json_atomic
 from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
@@ -32,7 +33,7 @@ from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
-from ohseven.referee.results.store import DB_NAME, Store, StoreError
+from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.secret import (
     SECRET_NAME,
     SecretError,
@@ -54,9 +55,6 @@ __all__ = [
     "TourneyError",
     "TourneyOutcome",
 ]
-
-#: the folder of the output directory that holds the bots' staged copies (see ``staging``)
-STAGING_NAME = ".bots"
 
 
 @attrs.frozen
@@ -183,12 +181,18 @@ def run_tournament(
     sandbox: Any = None,
     board_interval: float = 0.5,
     cluster: str | None = None,
+    roster: Callable[[TourneyConfig], TourneyConfig] | None = None,
+    site: bool = True,
 ) -> TourneyOutcome:
     """Play (or resume) the tournament; returns when every match is done or on Ctrl-C.
 
     ``runner`` plays one match (default: ``match.play_match``); ``sandbox`` overrides the
     sandbox built from the configuration; ``cluster`` (default: the configuration's) is the
-    address of a Dask scheduler that plays the matches instead of local workers. Raises
+    address of a Dask scheduler that plays the matches instead of local workers. ``roster``
+    (a league's, for ``serve``): the configuration with its staged bots, to the configuration
+    with the bots that play next, called at the start and before each wave (the bots it adds
+    must already be private copies: they are not staged). ``site``: publish the static site
+    at the end and every half minute (``serve`` shows its own live pages instead). Raises
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
@@ -201,6 +205,9 @@ def run_tournament(
     league = config.schedule.type == "league"
     with _lock(output):
         config = _staged(config, output)
+        house = config
+        if roster is not None:
+            config = roster(house)
         if fresh:
             _remove_store(output)
         secret = tournament_secret(config, output)
@@ -226,7 +233,13 @@ def run_tournament(
                 config, total_games, matches_total, secret, sorted(store.bot_names())
             )
             feed: Feed = (  # a league's feed withdraws the matches of bots that left
-                LeagueFeed(config, secret, store, board)
+                LeagueFeed(
+                    config,
+                    secret,
+                    store,
+                    board,
+                    roster=None if roster is None else (lambda: roster(house)),
+                )
                 if league
                 else ScheduleFeed(config, secret, store)
                 if board.stopping is None
@@ -250,7 +263,8 @@ def run_tournament(
             )
             write_json_atomic(output / LEADERBOARD_NAME, board.document())
             if not first:
-                publish_site(output, _warn)
+                if site:
+                    publish_site(output, _warn)
                 return _outcome(store, board, 0, False, started)
             if sandbox is None and runner is None:
                 sandbox = sandbox_config(config)
@@ -271,11 +285,13 @@ def run_tournament(
                 replay_dir=replay_dir,
                 quiet=quiet,
                 board_interval=board_interval,
+                site_interval=30.0 if site else math.inf,
                 cluster=cluster or config.cluster,
             )
             document = board.document()
             write_json_atomic(output / LEADERBOARD_NAME, document)
-            publish_site(output, _warn)
+            if site:
+                publish_site(output, _warn)
             return _outcome(store, board, played, interrupted, started, document)
 
 

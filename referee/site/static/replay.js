@@ -5,7 +5,7 @@
   "use strict";
   var SUIT = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
   var SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
-  var data = null, frames = [], index = 0;
+  var data = null, frames = [], index = 0, faultAt = {};
 
   /* --- a table wider than its box gets a visible cue: "more columns: scroll sideways" */
   function markOverflow(box) {
@@ -192,6 +192,12 @@
     cap.textContent = "";
     cap.appendChild(el("span", { cls: "where", text: where }));
     cap.appendChild(document.createTextNode(f.caption));
+    var fault = faultAt[index];
+    if (fault) {  // the move shown was not the bot's own answer
+      var by = fault.status === "bot_error" ? "its SDK's substitute" : "the referee's fallback";
+      cap.appendChild(el("span", { cls: "tag bad fault-mark", text: fault.status + ": " + by }));
+    }
+    document.body.dataset.fault = fault ? fault.status : "";
     cap.dataset.kind = f.kind;
     renderFelt(f);
     renderSeats(f);
@@ -224,14 +230,37 @@
       return p + " " + replay.result.totals[s] + (ranks[s] === 1 ? " \u2605" : "");
     }).join(", ");
     $("replay-sub").textContent = sub;
+    faultAt = {};
     if (replay.faults && replay.faults.length) {
       var box = $("faults");
       box.appendChild(el("h3", { text: "Faults" }));
+      // one entry per (seat, status, location): a bug met in many tricks is listed once
+      var groups = [], byKey = {};
       replay.faults.forEach(function (fault) {
-        box.appendChild(el("div", { cls: "small" }, [
-          el("span", { cls: "tag bad", text: fault.status }),
-          el("span", { text: data.players[fault.seat] + (fault.detail ? ": " + fault.detail : "") })
-        ]));
+        var key = fault.seat + "|" + fault.status + "|" + (fault.location || fault.detail);
+        if (!byKey[key]) { byKey[key] = { first: fault, all: [] }; groups.push(byKey[key]); }
+        byKey[key].all.push(fault);
+        if (fault.step) faultAt[fault.step - 1] = fault;
+      });
+      groups.forEach(function (group) {
+        var f = group.first;
+        var head = el("div", { cls: "small fault-head" }, [
+          el("span", { cls: "tag bad", text: f.status + (group.all.length > 1 ? " \u00d7" + group.all.length : "") }),
+          el("span", { text: " " + data.players[f.seat] + (f.location ? ": " + f.location : "") })
+        ]);
+        var moves = el("div", { cls: "small fault-moves" });
+        group.all.forEach(function (fault) {
+          if (!fault.step) return;
+          var where = "move " + fault.move + (fault.round ? " (round " + fault.round + (fault.trick ? ", trick " + fault.trick : "") + ")" : "");
+          var go = el("button", { type: "button", cls: "linkish", text: where, "data-step": String(fault.step) });
+          go.onclick = function () { show(fault.step - 1); };
+          moves.appendChild(go);
+        });
+        var detail = f.detail ? el("details", null, [
+          el("summary", { text: (f.detail.split("\n")[0] || f.status) }),
+          el("pre", { cls: "trace", text: f.detail })
+        ]) : null;
+        box.appendChild(el("div", { cls: "fault" }, [head, moves, detail]));
       });
     }
     var slider = $("slider");
@@ -254,7 +283,9 @@
     });
     $("replay").hidden = false;
     var start = /[?&]step=(\d+)/.exec(location.search);
-    show(start ? +start[1] : 0);
+    var move = /[?&]move=(\d+)/.exec(location.search);  // a fault's move (a bot page's link)
+    var shown = move && (replay.faults || []).filter(function (f) { return f.move === +move[1] && f.step; })[0];
+    show(shown ? shown.step - 1 : start ? +start[1] - 1 : 0);  // step=n: from 1, as counted
     watchOverflow();
   };
 

@@ -1,0 +1,570 @@
+"""The HTTP application (Starlette): the public JSON API and pages of the live league, the
+authors' uploads and private pages.
+
+Who is asking: an API client sends its author's token (``Authorization: Bearer TOKEN``); a
+browser logs in with the token once and then sends a session cookie (signed with a key kept in
+the server's database, HttpOnly, SameSite=Strict, ending with the author's token: revoking an
+author ends their sessions). Forms carry a CSRF token derived from the session. An author reads
+their own bots' check reports, fault details and logs; an organiser reads everyone's; anyone
+reads the results, the fault statuses and the finished games. Uploads: see ``uploads``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import os
+import secrets
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from ohseven.referee.plan.config import ServerConfig, TourneyConfig
+from ohseven.referee.results.archive import slugify
+from ohseven.referee.results.leaderboard import leaderboard_csv, leaderboard_markdown
+from ohseven.referee.results.store import Store, StoreError
+from ohseven.referee.server.checks import CheckQueue, QueueFullError
+from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
+from ohseven.referee.server.live import LiveView
+from ohseven.referee.server.uploads import (
+    UploadError,
+    UploadLimits,
+    bot_command,
+    unpack,
+    uploads_root,
+)
+from ohseven.referee.site.publish import STATIC, TEMPLATES
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+__all__ = ["Server", "create_app", "SESSION_COOKIE"]
+
+SESSION_COOKIE = "ohseven_session"
+SESSION_SECONDS = 7 * 24 * 3600
+SERVER_TEMPLATES = Path(__file__).resolve().parent / "templates"
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+}
+
+
+class Server:
+    """What the handlers share: the configuration, the databases, the live view, the queue."""
+
+    def __init__(
+        self, config: TourneyConfig, db: ServerDB, live: LiveView, checks: CheckQueue
+    ) -> None:
+        self.config, self.db, self.live, self.checks = config, db, live, checks
+        self.settings: ServerConfig = config.server
+        self.output = Path(config.output)
+        self.uploads = uploads_root(self.output)
+        self.key = db.key("session_key")
+        self.limits = UploadLimits(
+            max_upload_bytes=self.settings.max_upload_bytes,
+            max_unpacked_bytes=self.settings.max_unpacked_bytes,
+            max_files=self.settings.max_files,
+            max_depth=self.settings.max_depth,
+        )
+        self.env = jinja2.Environment(
+            loader=jinja2.ChoiceLoader(
+                [
+                    jinja2.FileSystemLoader(str(SERVER_TEMPLATES)),
+                    jinja2.FileSystemLoader(str(TEMPLATES)),
+                ]
+            ),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["slug"] = slugify
+
+    # -- who is asking
+
+    def _mac(self, *parts: str) -> str:
+        return hmac.new(self.key, "|".join(parts).encode(), hashlib.sha256).hexdigest()
+
+    def session_value(self, author: str) -> str:
+        expires = str(int(time.time()) + SESSION_SECONDS)
+        mark = self.db.token_mark(author) or ""
+        return f"{author}.{expires}.{self._mac('session', author, expires, mark)}"
+
+    def session_author(self, request: Request) -> str | None:
+        value = request.cookies.get(SESSION_COOKIE, "")
+        parts = value.split(".")
+        if len(parts) != 3 or not parts[1].isdigit():
+            return None
+        author, expires, mac = parts
+        if int(expires) < time.time():
+            return None
+        mark = self.db.token_mark(author)
+        if mark is None:  # revoked, or no such author
+            return None
+        if not hmac.compare_digest(mac, self._mac("session", author, expires, mark)):
+            return None
+        return author
+
+    def csrf_token(self, request: Request) -> str:
+        return self._mac("csrf", request.cookies.get(SESSION_COOKIE, ""))[:32]
+
+    def check_csrf(self, request: Request, sent: Any) -> None:
+        if not isinstance(sent, str) or not hmac.compare_digest(sent, self.csrf_token(request)):
+            raise HTTPException(403, "the form's CSRF token is missing or wrong; reload the page")
+
+    def bearer_author(self, request: Request) -> str | None:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return self.db.author_of_token(token.strip())
+
+    def viewer(self, request: Request) -> str | None:
+        """The author asking: by token, else by session."""
+        return self.bearer_author(request) or self.session_author(request)
+
+    def may_read_private(self, viewer: str | None, bot_name: str) -> bool:
+        if viewer is None:
+            return False
+        if self.db.is_organiser(viewer):
+            return True
+        return bot_name.startswith(f"{viewer}/")
+
+    # -- bots
+
+    def states(self) -> dict[str, Version]:
+        """Every version by its rated name."""
+        return {version.name: version for version in self.db.versions()}
+
+    def bot_state(self, name: str, states: dict[str, Version], active: set[str]) -> dict:
+        version = states.get(name)
+        if version is None:
+            return {"author": None, "bot": name, "version": None, "state": "house"}
+        state = "active" if name in active else "retired"
+        return {
+            "author": version.author,
+            "bot": version.bot,
+            "version": version.version,
+            "state": state,
+        }
+
+    def leaderboard(self) -> dict[str, Any]:
+        board = self.live.leaderboard()
+        if board is None:
+            raise HTTPException(503, "the league has not started yet; try again shortly")
+        states = self.states()
+        active = {version.name for version in self.db.active()}
+        board = dict(board)
+        board["bots"] = [
+            {**row, "server": self.bot_state(row["name"], states, active)} for row in board["bots"]
+        ]
+        return board
+
+    def find_bot(self, name: str) -> dict[str, Any]:
+        board = self.leaderboard()
+        name = name.removesuffix(".html")
+        for row in board["bots"]:
+            if name in (row["name"], row["slug"]):
+                return row
+        raise HTTPException(404, f"no bot {name!r} in the league")
+
+    def private_of(self, name: str) -> dict[str, Any]:
+        try:
+            with Store.open(self.output, create=False) as store:
+                return {
+                    "faults": store.fault_details(name),
+                    "logs": store.bot_logs(name),
+                }
+        except StoreError:
+            return {"faults": [], "logs": []}
+
+    # -- uploads
+
+    async def receive(self, request: Request, author: str, bot: Any, command: Any) -> Version:
+        """Check the author's limits, stream the body to a temporary file under the body limit
+        and store it (see ``uploads``): the new version, queued for its check."""
+        bot = self.admit(author, bot)
+        declared = request.headers.get("content-length") or ""
+        if declared.isdigit() and int(declared) > self.limits.max_upload_bytes:
+            raise UploadError(self._too_big(), 413)
+        fd, body_path = _temp_file(self.uploads)
+        try:
+            size = 0
+            with os.fdopen(fd, "wb") as body:
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > self.limits.max_upload_bytes:
+                        raise UploadError(self._too_big(), 413)
+                    body.write(chunk)
+            return await run_in_threadpool(self._store, author, bot, command, body_path)
+        finally:
+            Path(body_path).unlink(missing_ok=True)
+
+    def _too_big(self) -> str:
+        return (
+            f"the upload is larger than the limit (max_upload_bytes: "
+            f"{self.limits.max_upload_bytes} bytes)"
+        )
+
+    def admit(self, author: str, bot: Any) -> str:
+        """Refuse an upload of ``bot`` the author's limits or the queue do not allow (an
+        :class:`UploadError`); the bot's name."""
+        if not self.settings.submissions:
+            raise UploadError("submissions are closed", 403)
+        if not isinstance(bot, str) or not NAME_PATTERN.fullmatch(bot):
+            raise UploadError(
+                f"bot name {bot!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a letter "
+                "or digit"
+            )
+        hour = self.db.uploads_since(author, time.time() - 3600)
+        if hour >= self.settings.uploads_per_hour:
+            raise UploadError(
+                f"{hour} uploads in the last hour; the limit (uploads_per_hour) is "
+                f"{self.settings.uploads_per_hour}",
+                429,
+            )
+        mine = self.db.versions(author)
+        live = {v.bot for v in mine if v.state in ("queued", "checking")}
+        live |= {v.bot for v in self.db.active() if v.author == author}
+        if bot not in live and len(live) >= self.settings.max_active_bots:
+            raise UploadError(
+                f"you have {len(live)} active bots ({', '.join(sorted(live))}); the limit "
+                f"(max_active_bots) is {self.settings.max_active_bots}: upload a new version of "
+                "one of them instead",
+                403,
+            )
+        try:
+            self.checks.admit()
+        except QueueFullError as error:
+            raise UploadError(str(error), 503) from None
+        return bot
+
+    def _store(self, author: str, bot: str, command: Any, body_path: str) -> Version:
+        if command is not None and not isinstance(command, str):
+            raise UploadError("command: expected a command line")
+        with open(body_path, "rb") as archive:
+            tree = unpack(archive, self.uploads, self.limits)
+        argv = bot_command(command, tree)
+        version = self.db.add_version(author, bot, tree.digest, argv, tree.bytes, tree.files)
+        self.checks.notify()
+        return version
+
+    # -- pages
+
+    def render(self, request: Request, template: str, status: int = 200, **values: Any) -> Response:
+        viewer = self.session_author(request)
+        site = {"name": self.config.name, "generated": time.strftime("%H:%M:%S UTC", time.gmtime())}
+        html = self.env.get_template(template).render(
+            root="/", site=site, viewer=viewer, csrf=self.csrf_token(request), **values
+        )
+        return HTMLResponse(html, status_code=status)
+
+
+def _temp_file(root: Path) -> tuple[int, str]:
+    path = root / f".tmp-body-{secrets.token_hex(8)}"
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), str(path)
+
+
+def _int(value: str | None, default: int, name: str) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise HTTPException(400, f"{name}: expected an integer, not {value!r}") from None
+
+
+def create_app(server: Server) -> Starlette:
+    """The Starlette application of ``server``."""
+
+    def error_json(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": message}, status_code=status)
+
+    # -- public
+
+    async def api_leaderboard(request: Request) -> Response:
+        return JSONResponse(server.leaderboard())
+
+    async def leaderboard_csv_file(request: Request) -> Response:
+        return PlainTextResponse(leaderboard_csv(server.leaderboard()), media_type="text/csv")
+
+    async def leaderboard_md_file(request: Request) -> Response:
+        return PlainTextResponse(leaderboard_markdown(server.leaderboard()))
+
+    async def api_bot(request: Request) -> Response:
+        name = request.path_params["name"]
+        row = server.find_bot(name)
+        data: dict[str, Any] = {
+            "bot": row,
+            "games": server.live.games(bot=row["name"], limit=50),
+        }
+        viewer = server.viewer(request)
+        if server.may_read_private(viewer, row["name"]):
+            data["private"] = await run_in_threadpool(server.private_of, row["name"])
+        return JSONResponse(data)
+
+    async def api_games(request: Request) -> Response:
+        query = request.query_params
+        bot = query.get("bot") or None
+        after = _int(query.get("after"), -1, "after")
+        limit = max(1, min(_int(query.get("limit"), 100, "limit"), 1000))
+        if bot is not None:
+            bot = server.find_bot(bot)["name"]
+        return JSONResponse(
+            {
+                "games": server.live.games(bot=bot, after=after, limit=limit),
+                "total": server.live.game_count(bot),
+            }
+        )
+
+    async def index(request: Request) -> Response:
+        board = server.live.leaderboard()
+        if board is None:
+            return server.render(request, "live_wait.html", status=503)
+        return server.render(
+            request,
+            "live_index.html",
+            board=server.leaderboard(),
+            games=list(reversed(server.live.games(limit=20))),
+        )
+
+    async def games_page(request: Request) -> Response:
+        return server.render(
+            request, "live_games.html", games=list(reversed(server.live.games(limit=200)))
+        )
+
+    async def bot_page(request: Request) -> Response:
+        row = server.find_bot(request.path_params["slug"])
+        viewer = server.session_author(request)
+        private = None
+        if server.may_read_private(viewer, row["name"]):
+            private = await run_in_threadpool(server.private_of, row["name"])
+        return server.render(
+            request,
+            "live_bot.html",
+            bot=row,
+            games=list(reversed(server.live.games(bot=row["name"], limit=100))),
+            private=private,
+        )
+
+    # -- authors: the API
+
+    async def api_upload(request: Request) -> Response:
+        author = server.bearer_author(request)
+        if author is None:
+            return error_json(401, "send your token: Authorization: Bearer TOKEN")
+        query = request.query_params
+        try:
+            version = await server.receive(request, author, query.get("bot"), query.get("command"))
+        except UploadError as error:
+            return error_json(error.status, str(error))
+        return JSONResponse(
+            {**version.private(), "status_url": f"/api/uploads/{version.id}"}, status_code=201
+        )
+
+    def own_version(request: Request, author: str) -> Version:
+        version_id = _int(request.path_params["id"], -1, "id")
+        version = server.db.version(version_id)
+        if version is None or not (
+            version.author == author or server.db.is_organiser(author)
+        ):  # another author's: as if it did not exist
+            raise HTTPException(404, "no such upload of yours")
+        return version
+
+    async def api_uploads(request: Request) -> Response:
+        author = server.viewer(request)
+        if author is None:
+            return error_json(401, "send your token: Authorization: Bearer TOKEN")
+        return JSONResponse({"uploads": [v.private() for v in server.db.versions(author)]})
+
+    async def api_upload_status(request: Request) -> Response:
+        author = server.viewer(request)
+        if author is None:
+            return error_json(401, "send your token: Authorization: Bearer TOKEN")
+        return JSONResponse(own_version(request, author).private())
+
+    # -- authors: the pages
+
+    async def login_page(request: Request) -> Response:
+        return server.render(request, "login.html", message=None)
+
+    async def login(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
+        token = form.get("token")
+        author = server.db.author_of_token(token) if isinstance(token, str) else None
+        if author is None:
+            return server.render(request, "login.html", status=403, message="unknown token")
+        response = RedirectResponse("/me", status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            server.session_value(author),
+            max_age=SESSION_SECONDS,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+        return response
+
+    async def logout(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
+        server.check_csrf(request, form.get("csrf"))
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    def logged_in(request: Request) -> str:
+        author = server.session_author(request)
+        if author is None:
+            raise HTTPException(401, "log in first (/login)")
+        return author
+
+    async def me(request: Request) -> Response:
+        author = logged_in(request)
+        versions = list(reversed(server.db.versions(author)))
+        active = {version.name for version in server.db.active()}
+        return server.render(
+            request,
+            "me.html",
+            author=author,
+            versions=versions,
+            active=active,
+            settings=server.settings,
+            message=None,
+        )
+
+    async def me_upload(request: Request) -> Response:
+        author = logged_in(request)
+        declared = request.headers.get("content-length", "")
+        if not declared.isdigit() or int(declared) > server.limits.max_upload_bytes + 65536:
+            return error_json(413, server._too_big())
+        async with request.form(max_files=1, max_fields=5, max_part_size=65536) as form:
+            server.check_csrf(request, form.get("csrf"))
+            upload = form.get("file")
+            if not isinstance(upload, UploadFile):
+                return error_json(400, "choose a file to upload")
+            data = await upload.read(server.limits.max_upload_bytes + 1)
+            filename = upload.filename or "bot"
+            bot, command = form.get("bot"), form.get("command") or None
+        try:
+            bot = server.admit(author, bot)
+            if len(data) > server.limits.max_upload_bytes:
+                raise UploadError(server._too_big(), 413)
+            if not filename.endswith((".tar.gz", ".tgz")):  # one file: packed here
+                name = os.path.basename(filename)
+                data = pack_file(name, data, executable=not name.endswith(".py"))
+            fd, body_path = _temp_file(server.uploads)
+            with os.fdopen(fd, "wb") as body:
+                body.write(data)
+            try:
+                version = await run_in_threadpool(server._store, author, bot, command, body_path)
+            finally:
+                Path(body_path).unlink(missing_ok=True)
+        except UploadError as error:
+            versions = list(reversed(server.db.versions(author)))
+            return server.render(
+                request,
+                "me.html",
+                status=error.status,
+                author=author,
+                versions=versions,
+                active={v.name for v in server.db.active()},
+                settings=server.settings,
+                message=str(error),
+            )
+        return RedirectResponse(f"/me/uploads/{version.id}", status_code=303)
+
+    async def me_version(request: Request) -> Response:
+        author = logged_in(request)
+        version = own_version(request, author)
+        return server.render(request, "report.html", version=version)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if request.url.path.startswith("/api/"):
+            return error_json(exc.status_code, str(exc.detail))
+        return server.render(request, "error.html", status=exc.status_code, message=str(exc.detail))
+
+    routes = [
+        Route("/", index),
+        Route("/index.html", index),
+        Route("/games.html", games_page),
+        Route("/bots/{slug}", bot_page),
+        Route("/leaderboard.json", api_leaderboard),
+        Route("/leaderboard.csv", leaderboard_csv_file),
+        Route("/leaderboard.md", leaderboard_md_file),
+        Route("/api/leaderboard", api_leaderboard),
+        Route("/api/bots/{name:path}", api_bot),
+        Route("/api/games", api_games),
+        Route("/api/uploads", api_upload, methods=["POST"]),
+        Route("/api/uploads", api_uploads, methods=["GET"]),
+        Route("/api/uploads/{id}", api_upload_status),
+        Route("/login", login_page, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/me", me),
+        Route("/me/upload", me_upload, methods=["POST"]),
+        Route("/me/uploads/{id}", me_version),
+        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(_SecurityHeaders)],
+        exception_handlers={HTTPException: http_error},
+    )
+
+
+class _SecurityHeaders:
+    """Adds the security headers to every response (a plain ASGI middleware: request bodies
+    stream through untouched); private pages are never cached."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        private = scope["path"].startswith(("/me", "/api/uploads", "/login", "/api/bots"))
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {key.lower() for key, _ in headers}
+                for key, value in _SECURITY_HEADERS.items():
+                    if key.lower().encode() not in present:
+                        headers.append((key.lower().encode(), value.encode()))
+                if private:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def pack_file(name: str, data: bytes, executable: bool = False) -> bytes:
+    """One file as a gzip-compressed tar (what ``submit`` and the upload form send)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.mode = 0o755 if executable else 0o644
+        tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()

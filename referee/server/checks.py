@@ -1,0 +1,159 @@
+"""The check queue: each uploaded version is checked by ``ohseven-referee check-bot`` (run as
+a child process, in the configuration's sandbox, with its time control) one at a time in a
+thread of its own, so that a slow or hostile bot's check never stalls the league or the HTTP
+server. A version's report (``check-bot --json``, with the bot's own output on a failure) is
+stored for its author; a passed check is remembered by the content digest and the settings it
+ran with, so the same bot is not checked twice (across runs too). The queue is bounded: an
+upload that finds it full is refused (``QueueFullError``) and may be sent again later."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.server.db import ServerDB, Version
+
+__all__ = ["QueueFullError", "CheckQueue", "check_key"]
+
+
+class QueueFullError(RuntimeError):
+    """The check queue holds its maximum of versions waiting."""
+
+
+def _settings(config: TourneyConfig) -> list[str]:
+    """The ``check-bot`` options the configuration decides."""
+    options = [
+        "--game",
+        config.game,
+        "--sandbox",
+        config.sandbox.mode,
+        "--move-timeout",
+        str(config.time_control.move_seconds),
+        "--bank",
+        str(config.time_control.bank_seconds),
+    ]
+    for path in config.sandbox.extra_paths:
+        options += ["--extra-path", path]
+    return options
+
+
+def check_key(config: TourneyConfig, version: Version) -> str:
+    """What a check's verdict depends on: the bot's content and command, and the settings."""
+    what = json.dumps([version.digest, list(version.command), _settings(config)])
+    return hashlib.sha256(what.encode()).hexdigest()
+
+
+class CheckQueue:
+    """Checks the queued versions of ``db`` one by one; ``on_change`` is called after each
+    verdict (the league then plays a passed version from its next wave)."""
+
+    def __init__(
+        self,
+        db: ServerDB,
+        config: TourneyConfig,
+        *,
+        capacity: int = 20,
+        timeout: float = 900.0,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.db, self.config, self.capacity, self.timeout = db, config, capacity, timeout
+        self.on_change = on_change
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.child: subprocess.Popen[bytes] | None = None
+        self.thread = threading.Thread(target=self._loop, name="check-queue", daemon=True)
+
+    def start(self) -> None:
+        self.db.requeue_interrupted()
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Stop: the check running is killed and stays queued for the next start."""
+        self.stopping.set()
+        self.wake.set()
+        child = self.child
+        if child is not None and child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        self.thread.join(timeout=30)
+
+    def admit(self) -> None:
+        """Raise :class:`QueueFullError` when no more version may wait."""
+        if len(self.db.queued()) >= self.capacity:
+            raise QueueFullError(
+                f"the check queue is full ({self.capacity} versions waiting); send it again "
+                "in a few minutes"
+            )
+
+    def notify(self) -> None:
+        self.wake.set()
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            queued = self.db.queued()
+            if not queued:
+                self.wake.wait(5.0)
+                self.wake.clear()
+                continue
+            version = queued[0]
+            self.db.set_state(version.id, "checking")
+            state, report = self._check(version)
+            if self.stopping.is_set():
+                break  # stays `checking`: queued again at the next start
+            self.db.set_state(version.id, state, report)
+            self.on_change()
+
+    def _check(self, version: Version) -> tuple[str, dict[str, Any]]:
+        key = check_key(self.config, version)
+        remembered = self.db.remembered_check(key)
+        if remembered is not None:
+            passed, report = remembered
+            return ("passed" if passed else "failed"), report
+        argv = [
+            sys.executable,
+            "-m",
+            "ohseven.referee.cli",
+            "check-bot",
+            "--json",
+            *_settings(self.config),
+            shlex.join(version.command),
+        ]
+        try:
+            self.child = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # killed as a group on a stop or a timeout
+            )
+            try:
+                out, err = self.child.communicate(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.child.pid, signal.SIGKILL)
+                self.child.communicate()
+                return "failed", {
+                    "passed": False,
+                    "error": f"the check took more than {self.timeout:.0f} s",
+                }
+            code = self.child.returncode
+        finally:
+            self.child = None
+        stderr = err.decode("utf-8", "replace")[-4000:]
+        if code in (0, 1):
+            try:
+                data: Any = json.loads(out)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                data["stderr"] = stderr
+                self.db.remember_check(key, code == 0, data)
+                return ("passed" if code == 0 else "failed"), data
+        return "failed", {"passed": False, "error": f"check-bot exited {code}", "stderr": stderr}

@@ -1,0 +1,123 @@
+"""``serve``: the HTTP server (uvicorn, in a thread) and the league (in the main thread, where
+Ctrl-C and SIGTERM stop it as they stop ``tourney``), with the check queue and the live view
+beside them. Everything a client was told is on disk: a SIGKILL loses no acknowledged upload
+and no finished game, and the same command resumes the league, the queue and the API."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.server.app import Server, create_app
+from ohseven.referee.server.checks import CheckQueue
+from ohseven.referee.server.db import ServerDB
+from ohseven.referee.server.league import League
+from ohseven.referee.server.live import LiveView
+from ohseven.referee.server.uploads import clean_partial, uploads_root
+
+__all__ = ["ServeError", "serve", "split_listen"]
+
+
+#: how long a server waits for the folder's lock (held by a stopped server's last workers)
+LOCK_WAIT_SECONDS = 20.0
+
+
+class ServeError(RuntimeError):
+    """The server cannot start (the folder in use, the address taken)."""
+
+
+def split_listen(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+@contextlib.contextmanager
+def _server_lock(output: Path) -> Iterator[None]:
+    output.mkdir(parents=True, exist_ok=True)
+    handle = open(output / ".server.lock", "w")  # noqa: SIM115 - held while serving
+    try:
+        # the worker processes of a server just killed hold it until they notice (at once,
+        # unless a bot keeps them busy): wait for them a little
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ServeError(f"{output} is served by another running server") from None
+                time.sleep(0.2)
+        yield
+    finally:
+        handle.close()
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def serve(
+    config: TourneyConfig,
+    *,
+    listen: str | None = None,
+    cluster: str | None = None,
+    workers: int | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve the league of ``config`` until SIGINT or SIGTERM; raise :class:`ServeError`."""
+    output = Path(config.output)
+    host, port = split_listen(listen or config.server.listen)
+    with _server_lock(output):
+        db = ServerDB(output)
+        clean_partial(uploads_root(output))
+        live = LiveView(
+            output,
+            config.game,
+            draw_probability=config.ratings.draw_probability,
+            fault_ranks_last=config.ratings.fault_ranks_last,
+        )
+        checks = CheckQueue(
+            db,
+            config,
+            capacity=config.server.check_queue,
+            timeout=config.server.check_timeout,
+        )
+        app = create_app(Server(config, db, live, checks))
+        web = uvicorn.Server(
+            uvicorn.Config(
+                app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
+            )
+        )
+        thread = threading.Thread(target=web.run, name="http", daemon=True)
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            live.start()
+            checks.start()
+            thread.start()
+            while not web.started:
+                if not thread.is_alive():
+                    raise ServeError(f"cannot listen on {host}:{port} (in use, or not an address)")
+                thread.join(0.05)
+            shown = f"[{host}]" if ":" in host else host
+            announce(f"serving {config.name} on http://{shown}:{port}/ (Ctrl-C stops)")
+            league = League(config, db, workers=workers, cluster=cluster)
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C or SIGTERM: stop cleanly
+                league.run()
+        finally:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut this short
+            web.should_exit = True
+            thread.join(timeout=10)
+            checks.stop()
+            live.stop()
+            db.close()
+            signal.signal(signal.SIGTERM, previous)
+            print("stopped: every finished game and upload is kept", file=sys.stderr)

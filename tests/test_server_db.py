@@ -1,0 +1,66 @@
+"""The server's database (``server.db``): tokens kept only hashed, versions numbered per bot,
+the active version of each bot, checks remembered by key, and its survival of a reopen."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from ohseven.referee.server.db import (
+    AuthorExistsError,
+    ServerDB,
+    ServerDBError,
+    UnknownAuthorError,
+)
+
+
+def test_authors_and_tokens(tmp_path: Path) -> None:
+    with ServerDB(tmp_path) as db:
+        token = db.add_author("alice")
+        assert db.author_of_token(token) == "alice"
+        assert db.author_of_token(token + "x") is None
+        assert token.encode() not in (tmp_path / "server.sqlite").read_bytes()
+        assert hashlib.sha256(token.encode()).hexdigest().encode() in (
+            tmp_path / "server.sqlite"
+        ).read_bytes() or db.token_mark("alice")
+        with pytest.raises(AuthorExistsError):
+            db.add_author("alice")
+        with pytest.raises(ServerDBError, match="author name"):
+            db.add_author("../x")
+        mark = db.token_mark("alice")
+        db.revoke_author("alice")
+        assert db.author_of_token(token) is None and db.token_mark("alice") is None
+        with pytest.raises(UnknownAuthorError):
+            db.revoke_author("alice")
+        renewed = db.renew_author("alice")
+        assert db.author_of_token(renewed) == "alice" and db.token_mark("alice") != mark
+        assert not db.is_organiser("alice")
+        db.add_author("org", organiser=True)
+        assert db.is_organiser("org")
+
+
+def test_versions_and_the_active_one(tmp_path: Path) -> None:
+    with ServerDB(tmp_path) as db:
+        db.add_author("alice")
+        one = db.add_version("alice", "mc", "d1", ("python3", "a.py"), 10, 1)
+        two = db.add_version("alice", "mc", "d2", ("python3", "a.py"), 10, 1)
+        other = db.add_version("alice", "xb", "d3", ("./x",), 10, 1)
+        assert (one.name, two.name, other.name) == ("alice/mc v1", "alice/mc v2", "alice/xb v1")
+        assert [v.id for v in db.queued()] == [one.id, two.id, other.id]
+        db.set_state(one.id, "passed", {"passed": True})
+        assert [v.name for v in db.active()] == ["alice/mc v1"]
+        db.set_state(two.id, "failed", {"passed": False})
+        assert [v.name for v in db.active()] == ["alice/mc v1"]  # a failing version never plays
+        three = db.add_version("alice", "mc", "d1", ("python3", "a.py"), 10, 1)
+        db.set_state(three.id, "checking")
+        assert db.requeue_interrupted() == 1
+        db.set_state(three.id, "passed", {"passed": True})
+        assert [v.name for v in db.active()] == ["alice/mc v3"]
+        assert "report" not in one.public() and "command" not in one.public()
+        db.remember_check("k", True, {"passed": True})
+    with ServerDB(tmp_path) as db:  # all of it on disk
+        assert db.remembered_check("k") == (True, {"passed": True})
+        assert db.version(three.id).report == {"passed": True}  # type: ignore[union-attr]
+        assert db.uploads_since("alice", 0) == 4
+        assert db.key("session") == db.key("session")
