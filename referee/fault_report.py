@@ -196,9 +196,16 @@ def _places(sites: Sequence[FaultSite], more: int) -> list[str]:
     games: dict[str, list[FaultSite]] = {}
     for site in sites:
         games.setdefault(site.replay or site.game, []).append(site)
+    outside: list[str] = []  # games whose faults were outside a decision (a failed start)
     for game, found in games.items():
-        moves = ", ".join(where(attrs.evolve(site, replay=None, game="")) for site in found)
+        placed = [site for site in found if site.move is not None or site.round is not None]
+        if not placed:
+            outside.append(game)
+            continue
+        moves = ", ".join(where(attrs.evolve(site, replay=None, game="")) for site in placed)
         lines.append(f"at {game}: {moves}" if game else f"at {moves}")
+    if outside:
+        lines.append("in " + ", ".join(game or "a game" for game in outside))
     if more > 0:
         lines[-1] += f" (and {more} more)"
     return lines

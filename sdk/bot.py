@@ -21,13 +21,19 @@ raise instead.
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
 import random
 import signal
 import sys
+import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
+
+import msgpack
+import zmq
 
 from ..core.names import PROTOCOL_VERSION
 from .view import View
@@ -277,9 +283,6 @@ def _normalise(kind: str | None, answer: Any, legal: list[Any], count: int) -> A
 def _serve(
     bot: Bot, endpoint: str, secret: str, idle_seconds: float, seed: int | None = None
 ) -> int:
-    import msgpack
-    import zmq
-
     driver = Driver(bot, strict=os.environ.get("OHSEVEN_STRICT") == "1", rng=random.Random(seed))
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
@@ -351,7 +354,6 @@ def run(
     secret = os.environ.get("OHSEVEN_SECRET")
     if endpoint and secret is not None and not (sys.argv[1:] if argv is None else argv):
         _serve_referee(bot_class, endpoint, secret, idle_seconds)  # no arguments to parse
-    import argparse  # only for the command line: a bot under the referee starts without it
 
     parser = argparse.ArgumentParser(
         description=(
@@ -429,8 +431,6 @@ def _serve_referee(
 def _traceback() -> str:
     """The traceback of the exception being handled, from the bot's own first frame (the
     SDK's and the rules' frames above it are left out: its author reads its own code)."""
-    import traceback  # only when a bot's code fails: a bot starts without it
-
     kind, error, frames = sys.exc_info()
     sdk = os.path.dirname(os.path.abspath(__file__))
     ours = (sdk + os.sep, os.path.join(os.path.dirname(sdk), "core") + os.sep)
@@ -445,7 +445,6 @@ def _example_bot(name: str) -> Callable[[], Bot]:
         return Bot
     if name not in ("heuristic", "montecarlo"):
         raise ValueError(f"--against {name!r}: expected random, heuristic or montecarlo")
-    import importlib
 
     module = importlib.import_module(f"ohseven.example_bots.{name}_bot")
     return module.BOT_CLASS

@@ -22,7 +22,7 @@ from typing import Any, cast
 from ..core.cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck
 from ..core.precomputed import trick_keys
 from ..core.rules import Game, Rules, position_game
-from .view import OH_SEVEN, SUITS, View
+from .view import OH_SEVEN, SUITS, View, rank
 
 __all__ = [
     "SampleError",
@@ -299,8 +299,6 @@ def estimate_tricks(
     hand: Sequence[str], trump: str | None, game: str | None, players: int
 ) -> float:
     """A quick estimate of the tricks ``hand`` wins with ``trump`` (a suit letter or None)."""
-    from .view import rank
-
     total = 0.0
     if game == OH_SEVEN:
         top = 7
@@ -333,8 +331,6 @@ def _oh_seven_guess_bid(
     hand: Sequence[str], used: Sequence[str], players: int, rng: random.Random
 ) -> str:
     """An Oh-Seven bid card a plain heuristic player would choose (for opponent modelling)."""
-    from .view import rank
-
     unused = Counter(hand)
     unused.subtract(used)
     options = [c for c in unused if unused[c] > 0]
@@ -401,8 +397,6 @@ def _oh_hell_bid_sample(
 def _oh_seven_bid_sample(
     view: View, hands: list[list[str]], legal: list[Any], rng: random.Random
 ) -> dict[Any, float]:
-    from .view import rank
-
     me, n = view.seat, view.players
     used: list[list[str]] = [[] for _ in range(n)]
     for attempt in view.bid_attempts:

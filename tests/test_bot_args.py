@@ -32,3 +32,24 @@ class TestOutputTail:
         assert tail == "…line 97\nline 98\nline 99"
         assert output_tail("short\n") == "short"
         assert len(output_tail("x" * 5000, chars=100)) == 101
+
+
+class TestOutputTailErrors:
+    #: Node's output when a module is missing, with a long stack (its first lines say why)
+    NODE = (
+        "node:internal/modules/cjs/loader:1080\n  throw err;\n  ^\n\n"
+        "Error: Cannot find module 'zeromq'\nRequire stack:\n- bots/bot.js\n"
+        + "".join(f"    at frame{i} (node:internal/modules/cjs/loader:{i})\n" for i in range(40))
+        + "{\n  code: 'MODULE_NOT_FOUND'\n}\n\nNode.js v20.20.2\n"
+    )
+
+    def test_the_first_error_line_is_kept_above_the_tail(self):
+        tail = output_tail(self.NODE)
+        first, ellipsis, *rest = tail.splitlines()
+        assert first == "Error: Cannot find module 'zeromq'" and ellipsis == "…"
+        assert rest[-1] == "Node.js v20.20.2" and len(rest) == 20
+
+    def test_a_short_output_is_whole_and_a_long_one_without_error_marked(self):
+        assert output_tail("hello\nworld\n") == "hello\nworld"
+        tail = output_tail("".join(f"line {i}\n" for i in range(50)))
+        assert tail.startswith("…line 30") and tail.endswith("line 49")

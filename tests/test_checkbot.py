@@ -251,3 +251,22 @@ class TestOneBug:
         assert (fault["round"], fault["trick"]) == (2, 3) and fault["move"] > 0
         (group,) = data["fault_groups"]
         assert group["count"] == 1 and group["status"] == "crash"
+
+
+SLOW_BOT = os.path.join(HERE, "bots", "slow_bot.py")
+
+
+class TestTiming:
+    def test_decisions_slower_than_the_move_limit_warn_and_fail_with_strict(self, capsys):
+        """Bids slower than --move-timeout but within the bank pass every check (no timeout)
+        and are named in a warning against the time control; --strict fails the bot."""
+        args = ["--game", "oh-hell", "--move-timeout", "0.03", "--bank", "60", "--seed", "7"]
+        code, out, _ = check(capsys, *args, SLOW_BOT)
+        assert code == 0 and "OK: 7 of 7 checks passed" in out
+        (warning,) = [line for line in out.splitlines() if line.startswith("WARNING: bid")]
+        assert "passes the move limit of 30 ms" in warning and "--strict" in warning
+        code, data = check_json(capsys, *args, "--strict", SLOW_BOT)
+        assert code == 1 and data["passed"] is False
+        assert all(check["status"] == "pass" for check in data["checks"])
+        assert any(text.startswith("bid decisions are slow") for text in data["slow"])
+        assert data["time_control"] == {"move_seconds": 0.03, "bank_seconds": 60.0}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -32,6 +33,14 @@ __all__ = [
 #: how much of a faulting bot's own output ``match`` and ``check-bot`` show: its last lines
 TAIL_LINES = 20
 TAIL_CHARS = 2000
+#: the first error line kept above an output's tail: at most this long
+ERROR_LINE_CHARS = 300
+# a line that says what failed: "Error: ...", "SomethingError: ...", "Exception in thread",
+# "error: ...", "fatal error", "panic: ...", "Traceback (most recent call last):"
+_ERROR_LINE = re.compile(
+    r"^.*(?:\b\w*(?:Error|Exception)\b|\berror:|\bfatal\b|^panic:|^Traceback ).*$",
+    re.MULTILINE | re.IGNORECASE,
+)
 
 
 class BotArgumentError(ValueError):
@@ -145,10 +154,17 @@ def announce_seed(seed: int | None, option: str = "--seed") -> int:
 def output_tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
     """The end of a bot's captured output: at most ``lines`` lines and ``chars`` characters,
     marked with "…" when something before it was left out, its control characters escaped
-    (``terminal.printable``: it is printed, and in ``--json`` read by other programs)."""
+    (``terminal.printable``: it is printed, and in ``--json`` read by other programs). When
+    the first error line of the output is left out (Node's ``Error: Cannot find module
+    'zeromq'`` above a long stack, a JVM's first exception), it is kept above the tail."""
     text = text.rstrip()
     kept = text.splitlines()[-lines:]
     tail = "\n".join(kept)
     if len(tail) > chars:
         tail = tail[-chars:]
-    return printable(tail if tail == text else "…" + tail)
+    if tail == text:
+        return printable(tail)
+    first = _ERROR_LINE.search(text[: len(text) - len(tail)])
+    if first is None:
+        return printable("…" + tail)
+    return printable(f"{first.group(0).strip()[:ERROR_LINE_CHARS]}\n…\n{tail}")

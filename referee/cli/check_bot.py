@@ -28,6 +28,15 @@ import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from ohseven.core.table import Link, LinkBase, RandomFallback, Request, Table
 from ohseven.core.wire import move_to_wire
+from ohseven.referee.cli.bot_args import (
+    BotArgumentError,
+    add_extra_path_argument,
+    add_time_control_arguments,
+    announce_seed,
+    bot_specs,
+    extra_paths,
+    output_tail,
+)
 from ohseven.referee.fault_report import (
     FaultSite,
     author_paths,
@@ -45,13 +54,6 @@ from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError,
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
 from ohseven.referee.terminal import printable
-
-
-def output_tail(text: str) -> str:
-    from ohseven.referee.cli.bot_args import output_tail as tail
-
-    return tail(text)
-
 
 __all__ = ["configure", "run", "Check", "CheckResult", "Report", "checks_for", "check_bot"]
 
@@ -105,6 +107,8 @@ class Report:
     sandbox: str
     results: tuple[CheckResult, ...]
     deterministic: tuple[bool, str] | None  # (same moves?, explanation); None: not measured
+    clock: TimeControl = _CLOCK  # the time control the checks played under
+    strict: bool = False  # slow decisions fail the bot (``--strict``)
 
     @property
     def passed(self) -> bool:
@@ -357,7 +361,8 @@ def check_bot(
 ) -> Report:
     """Run every check of ``games`` on the bot; stop asking it after ``max_failures`` failed
     checks (the rest are reported as skipped). ``strict`` starts the bot with OHSEVEN_STRICT=1
-    (an SDK bot then fails hard where it would play a substitute move)."""
+    (an SDK bot then fails hard where it would play a substitute move), and makes decisions
+    slower than the move limit a failure (:func:`summary`)."""
     config = sandbox or SandboxConfig()
     results: list[CheckResult] = []
     session: _Session | None = None
@@ -393,7 +398,7 @@ def check_bot(
     deterministic = None
     if determinism and failures == 0:
         deterministic = _determinism(spec, config, clock, games, seed)
-    return Report(spec, config.mode, tuple(results), deterministic)
+    return Report(spec, config.mode, tuple(results), deterministic, clock, strict)
 
 
 def _determinism(
@@ -436,6 +441,26 @@ def _stats(values: list[float]) -> dict[str, float | int]:
     }
 
 
+def _slow(timing: dict[str, dict[str, Any]], clock: TimeControl) -> list[str]:
+    """A warning for each kind of decision whose 95th percentile passes the move limit: in a
+    tournament under this time control such decisions draw on the bank until it is gone, then
+    time out."""
+    limit_ms = 1000 * clock.move_seconds
+    warnings = []
+    for kind in ("pass", "bid", "play"):
+        stats = timing.get(kind) or {}
+        if stats.get("n") and stats["p95_ms"] > limit_ms:
+            over = stats["p95_ms"] - limit_ms
+            lasts = int(1000 * clock.bank_seconds // over) if over > 0 else 0
+            warnings.append(
+                f"{kind} decisions are slow: p95 {stats['p95_ms']:.0f} ms passes the move limit "
+                f"of {limit_ms:.0f} ms; each such decision draws on the {clock.bank_seconds:g} s "
+                f"bank of a game, which lasts about {lasts} of them, then decisions time out "
+                "(check under a tournament's limits with --move-timeout and --bank)"
+            )
+    return warnings
+
+
 def summary(report: Report) -> dict[str, Any]:
     """The report as plain data (the ``--json`` output)."""
     times: dict[str, list[float]] = {"all": [], "pass": [], "bid": [], "play": []}
@@ -459,11 +484,18 @@ def summary(report: Report) -> dict[str, Any]:
             }
         )
     deterministic = report.deterministic
+    timing = {kind: _stats(values) for kind, values in times.items()}
+    slow = _slow(timing, report.clock)
     return {
         "bot": report.bot.name,
         "command": list(report.bot.command),
         "sandbox": report.sandbox,
-        "passed": report.passed,
+        "passed": report.passed and not (report.strict and slow),
+        "time_control": {
+            "move_seconds": report.clock.move_seconds,
+            "bank_seconds": report.clock.bank_seconds,
+        },
+        "slow": slow,
         "checks": checks,
         "fault_groups": [
             {
@@ -479,7 +511,7 @@ def summary(report: Report) -> dict[str, Any]:
                 for site in _sites(result, number)
             )
         ],
-        "timing": {kind: _stats(values) for kind, values in times.items()},
+        "timing": timing,
         "deterministic": None if deterministic is None else deterministic[0],
         "determinism": "not measured (a check failed)"
         if deterministic is None
@@ -547,6 +579,8 @@ def render(data: dict[str, Any], argument: str | None = None) -> str:
                 f"  {kind:>4}: mean {stats['mean_ms']:.1f} ms, p95 {stats['p95_ms']:.1f} ms, "
                 f"max {stats['max_ms']:.1f} ms ({stats['n']} decisions)"
             )
+    for warning in data.get("slow") or []:
+        lines.append(f"WARNING: {warning}" + (" [fails with --strict]" if data["passed"] else ""))
     verdict = {True: "yes", False: "no", None: "unknown"}[data["deterministic"]]
     lines.append(f"deterministic under a fixed seed: {verdict}: {data['determinism']}")
     passed = sum(check["status"] == "pass" for check in data["checks"])
@@ -560,8 +594,6 @@ def render(data: dict[str, Any], argument: str | None = None) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from ohseven.referee.cli.bot_args import add_extra_path_argument, add_time_control_arguments
-
     parser.add_argument(
         "--game",
         choices=[*GAMES, "both"],
@@ -592,7 +624,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--strict",
         action="store_true",
         help="start the bot with OHSEVEN_STRICT=1: an SDK bot then crashes with its traceback "
-        "where it would play a random legal move for an exception or an illegal answer",
+        "where it would play a random legal move for an exception or an illegal answer; and "
+        "fail the bot when the 95th percentile of a kind of decision passes --move-timeout "
+        "(without it: a warning)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("bot", metavar="BOT", help="a bot file or a command line")
@@ -604,8 +638,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.cli.bot_args import BotArgumentError, announce_seed, bot_specs, extra_paths
-
     raise_fd_limit()
 
     try:
@@ -649,4 +681,4 @@ def run(args: argparse.Namespace) -> int:
     report = attrs.evolve(report, bot=spec)
     data = summary(report)
     print(json.dumps(data) if args.json else render(data, args.bot))
-    return 0 if report.passed else 1
+    return 0 if data["passed"] else 1

@@ -21,6 +21,7 @@ class MissingDependencyError(ImportError):
 
 def commands() -> dict[str, ModuleType]:
     """Subcommand -> the module that owns it (``configure(parser)`` and ``run(args) -> int``)."""
+    # deferred: the commands need the referee extra; without it, --help says what to install
     try:
         from ohseven.referee.cli import authors as authors_cli
         from ohseven.referee.cli import check_bot as checkbot

@@ -28,6 +28,8 @@ from ohseven.referee.cli.bot_args import (
     output_tail,
 )
 from ohseven.referee.fault_report import FaultSite, group_faults, render_groups, site_data
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.match import MatchSpecError, play_match
 from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.settings import (
@@ -39,6 +41,7 @@ from ohseven.referee.sandbox.settings import (
 from ohseven.referee.sandbox.staging import StagingError, staged_bots
 from ohseven.referee.secret import derive_seed, secret_from_seed
 from ohseven.referee.terminal import console, markup, printable
+from rich.table import Table
 
 __all__ = [
     "configure",
@@ -168,8 +171,6 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
 def _print_table(summary: dict, arguments: dict[str, str]) -> None:
     """The match's table, then each faulty bot's faults grouped (``arguments``: each bot's
     name -> its argument as given, for the command that replays a fault)."""
-    from rich.table import Table
-
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
     for column in ("bot", "points", "wins", "avg rank", "bid accuracy", "faults"):
@@ -210,9 +211,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.play.descriptors import raise_fd_limit
-    from ohseven.referee.play.match import MatchSpecError, play_match
-
     raise_fd_limit()
 
     try:

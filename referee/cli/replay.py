@@ -30,8 +30,18 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
+from ohseven.core.feed import EventFeed, game_event
 from ohseven.core.rules import Game, RulesError
-from ohseven.core.table import LinkBase
+from ohseven.core.table import LinkBase, RandomFallback
+from ohseven.core.wire import legal_to_wire
+from ohseven.referee.cli.bot_args import (
+    BotArgumentError,
+    add_extra_path_argument,
+    add_time_control_arguments,
+    bot_specs,
+    extra_paths,
+    output_tail,
+)
 from ohseven.referee.fault_report import FaultSite, author_paths, group_faults, render_groups
 from ohseven.referee.play import connection as wire
 from ohseven.referee.play.contestant import Contestant
@@ -46,7 +56,11 @@ from ohseven.referee.replay import (
     start_game,
     validate_replay,
 )
-from ohseven.referee.sandbox.settings import SandboxConfig
+from ohseven.referee.sandbox import cgroups
+from ohseven.referee.sandbox.paths import extra_path_problem
+from ohseven.referee.sandbox.settings import MODES, SandboxConfig, SandboxError, check_sandbox
+from ohseven.referee.sandbox.staging import StagingError, staged_bots
+from ohseven.referee.site.replay_view import replay_view
 from ohseven.referee.terminal import printable
 
 __all__ = ["configure", "run", "Decision", "Answer", "decisions", "rebuild", "game_index", "ask"]
@@ -93,8 +107,6 @@ def decisions(replay: dict[str, Any], steps: Iterable[int] | None = None) -> lis
 def _viewer_steps(replay: dict[str, Any], points: list[int]) -> dict[int, int]:
     """The viewer's step (as its page counts them, from 1) showing the game after each of
     ``points`` moves: the last frame of the events up to then."""
-    from ohseven.referee.site.replay_view import replay_view
-
     game = start_game(replay)
     moves = replay["moves"]
     steps: dict[int, int] = {}
@@ -205,10 +217,6 @@ def _exchange(
     """Ask the decision on the referee's loop (as a match does) and stop at its answer or
     fault (bounded): the legal moves and count sent, the events sent, the faults, and the
     seconds to a legal answer (None: the fallback played)."""
-    from ohseven.core.feed import EventFeed, game_event
-    from ohseven.core.table import RandomFallback
-    from ohseven.core.wire import legal_to_wire
-
     legal, count = legal_to_wire(game, seat)
     events = len(EventFeed(game, seat, prefix=[game_event(game, index, seat)]).take())
     links = [referee.link(real) if s == seat else _Idle() for s in range(game.players)]
@@ -232,9 +240,6 @@ def _exchange(
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from ohseven.referee.cli.bot_args import add_extra_path_argument, add_time_control_arguments
-    from ohseven.referee.sandbox.settings import MODES
-
     parser.add_argument("replay", metavar="REPLAY", help="a replay file (JSON)")
     parser.add_argument("--bot", metavar="BOT", help="a bot file or a command line, as for match")
     parser.add_argument(
@@ -389,8 +394,6 @@ def _list(replay: dict[str, Any], found: list[Decision], seat: int | None, args)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.cli.bot_args import BotArgumentError, bot_specs, output_tail
-
     try:
         replay = load_replay(args.replay)
         found = decisions(replay, steps=())
@@ -478,12 +481,6 @@ def run(args: argparse.Namespace) -> int:
 def _ask_bot(
     replay: dict[str, Any], decision: Decision, bot: BotSpec, args: argparse.Namespace
 ) -> tuple[Answer | None, str | None]:
-    from ohseven.referee.cli.bot_args import BotArgumentError, extra_paths
-    from ohseven.referee.sandbox import cgroups
-    from ohseven.referee.sandbox.paths import extra_path_problem
-    from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
-    from ohseven.referee.sandbox.staging import StagingError, staged_bots
-
     if not args.move_timeout > 0 or not args.bank >= 0:
         return None, "--move-timeout must be positive and --bank not negative"
     source = os.path.abspath(args.replay)

@@ -19,6 +19,7 @@ from typing import Any
 from ohseven.core.rules import GAMES, Phase, Rules, RulesError, new_game
 from ohseven.referee.stats import combine_statistics, game_statistics
 from ohseven.referee.terminal import console as terminal_console
+from rich.table import Table
 
 __all__ = ["configure", "run", "simulate"]
 
@@ -88,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_report(report: dict[str, Any]) -> None:
-    from rich.table import Table
-
     console = terminal_console()
     stats = report["statistics"]
     table = stats["table"]

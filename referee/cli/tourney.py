@@ -31,6 +31,7 @@ from ohseven.referee.files import DB_NAME
 from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
 from ohseven.referee.plan.loader import demo_config, load_config
 from ohseven.referee.plan.schedule import schedule_size
+from ohseven.referee.play.match import start_check
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.display import print_board
 from ohseven.referee.results.store import (
@@ -39,6 +40,9 @@ from ohseven.referee.results.store import (
     StoreError,
     database_error,
 )
+from ohseven.referee.sandbox import cgroups
+from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
+from ohseven.referee.sandbox.staging import StagingError, referee_paths, staged_bots
 from ohseven.referee.secret import short_seed_warning
 from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.errors import TourneyError
@@ -84,9 +88,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _start_every_bot(config: TourneyConfig) -> str | None:
     """Start each bot once, as its matches will; the refusal to print if any cannot start (so
     that no bot is ever rated on fallback games because it never ran)."""
-    from ohseven.referee.play.match import start_check
-    from ohseven.referee.sandbox.staging import StagingError, referee_paths, staged_bots
-
     # bots that start alike (the same command, directory and limits: a league's many versions
     # of one program) are started once, under the first one's name
     alike: dict[tuple, list[str]] = {}
@@ -166,8 +167,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
         return 2
     if not args.check:
-        from ohseven.referee.sandbox import cgroups
-
         cgroups.warn_unavailable()  # once: what is not enforced without cgroups
     if args.cluster is not None and not is_cluster_address(args.cluster):
         print(
@@ -175,8 +174,6 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     if config.sandbox.mode != "unsandboxed":  # never fallback games for bots that cannot run
-        from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
-
         try:
             check_sandbox(sandbox_config(config))
         except SandboxError as error:

@@ -13,9 +13,13 @@ import json
 import re
 import sys
 import time
+import webbrowser
 from pathlib import Path
 from typing import Any
 
+from ohseven.referee.replay import ReplayError, load_replay
+from ohseven.referee.site.publish import STATIC, template_environment
+from ohseven.referee.site.replay_view import compact_frames, replay_view
 from ohseven.referee.terminal import printable
 
 __all__ = ["configure", "run", "standalone_page"]
@@ -23,9 +27,6 @@ __all__ = ["configure", "run", "standalone_page"]
 
 def standalone_page(replay: dict[str, Any], ident: str) -> str:
     """The HTML page of ``replay`` (a loaded replay), everything inline."""
-    from ohseven.referee.site.publish import STATIC, _environment
-    from ohseven.referee.site.replay_view import compact_frames, replay_view
-
     view = replay_view(replay)
     view["frames"] = compact_frames(view["frames"])
     view.update(id=ident, match_id=ident, game_index=0)
@@ -34,7 +35,7 @@ def standalone_page(replay: dict[str, Any], ident: str) -> str:
         view["seed"] = str(seed)  # exact: a JavaScript number would round it
     data = json.dumps(view, separators=(",", ":"), ensure_ascii=True).replace("</", "<\\/")
     site = {"name": ident, "generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
-    html = _environment().get_template("replay.html").render(root="", site=site)
+    html = template_environment().get_template("replay.html").render(root="", site=site)
     style = (STATIC / "style.css").read_text(encoding="utf-8")
     script = (STATIC / "replay.js").read_text(encoding="utf-8").replace("</", "<\\/")
     html = re.sub(r"<nav>.*?</nav>", "", html, flags=re.S)  # the site's pages are not here
@@ -61,8 +62,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ohseven.referee.replay import ReplayError, load_replay
-
     source = Path(args.replay)
     try:
         replay = load_replay(source)
@@ -77,9 +76,6 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         return _fail(f"cannot write {target}: {error.strerror or error}")
     print(f"wrote {target} (open it in a browser: {target.resolve().as_uri()})")
-    if args.open:
-        import webbrowser
-
-        if not webbrowser.open(target.resolve().as_uri()):
-            print("no browser could be started here; open the file yourself", file=sys.stderr)
+    if args.open and not webbrowser.open(target.resolve().as_uri()):
+        print("no browser could be started here; open the file yourself", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ohseven import example_bots
 from ohseven.referee.plan.config import ConfigError, TourneyConfig
 from ohseven.referee.plan.digests import config_digests, staged_digests
 from ohseven.referee.plan.document import Document, Reader, parse
@@ -158,8 +159,6 @@ def load_config(path: str | os.PathLike[str]) -> TourneyConfig:
 
 def example_bots_dir() -> Path:
     """The directory of the installed example bots."""
-    from ohseven import example_bots
-
     return Path(example_bots.__file__).resolve().parent
 
 

@@ -40,6 +40,7 @@ from typing import Any
 
 import attrs
 from ohseven.referee.plan.config import StopRule, TourneyConfig
+from ohseven.referee.plan.schedule import schedule_size
 from ohseven.referee.records import GameRecord
 
 __all__ = ["Plan", "Verdict", "plan_of", "verdicts", "STATUSES", "META_KEY"]
@@ -103,8 +104,6 @@ class Plan:
 
 def plan_of(config: TourneyConfig) -> Plan | None:
     """The stopping plan of a gauntlet with ``schedule.stop``; None for any other schedule."""
-    from ohseven.referee.plan.schedule import schedule_size
-
     sched = getattr(config, "schedule", None)  # (a stand-in config may have no schedule)
     if sched is None or sched.type != "gauntlet" or sched.stop is None:
         return None

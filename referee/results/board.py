@@ -9,6 +9,8 @@ from typing import Any
 from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.records import GameRecord
+from ohseven.referee.results.archive import Tournament
+from ohseven.referee.results.leaderboard import leaderboard
 from ohseven.referee.results.ratings import Ratings
 from ohseven.referee.results.store import StoredGame
 
@@ -97,9 +99,6 @@ class Leaderboard:
     def document(self) -> dict[str, Any]:
         """The content of ``leaderboard.json`` (``leaderboard.leaderboard``, the schema of
         docs/LEADERBOARD.md), from the games in memory: deterministic, no clock."""
-        from ohseven.referee.results.archive import Tournament
-        from ohseven.referee.results.leaderboard import leaderboard
-
         config = self.config
         reveal = (
             config.reveal_seeds

@@ -14,6 +14,19 @@ from typing import Any
 import attrs
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.terminal import console, markup, printable
+from rich import box
+from rich.console import Group
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
 
 __all__ = ["Display", "print_board", "board_table", "short_names", "BoardView"]
 
@@ -197,10 +210,6 @@ def _layout(document: dict, width: int) -> tuple[list[_Column], int, list[int]]:
 
 def board_table(document: dict | None, width: int) -> Any:
     """The leaderboard ``document`` as a rich table for a terminal ``width`` columns wide."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     document = document or {}
     # a name is shown as written: its control characters escaped, its "[...]" no markup
     bots = [
@@ -254,16 +263,6 @@ class Display:
         self.live = None
         if quiet:
             return
-        from rich.console import Group
-        from rich.live import Live
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
 
         self.console = console(stderr=True)
         self.progress = Progress(

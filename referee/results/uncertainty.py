@@ -66,7 +66,7 @@ def points_intervals(
         ratio = points / games
         spread = sum((p - ratio * g) ** 2 for p, g in values)
         se = math.sqrt(n / (n - 1) * spread) / games
-        from scipy.special import stdtrit
+        from scipy.special import stdtrit  # deferred: heavy (see ratings._graph)
 
         half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * se  # Student's t quantile
         intervals[name] = (ratio - half, ratio + half)
@@ -170,6 +170,6 @@ def games_to_separate(
 
 
 def _erfinv(y: float) -> float:
-    from scipy.special import erfinv
+    from scipy.special import erfinv  # deferred: heavy (see ratings._graph)
 
     return float(erfinv(y))

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
+import yaml
 from ohseven.referee.files import DB_NAME, STAGING_NAME
 from ohseven.referee.records import BotSpec
 from ohseven.referee.sandbox.paths import absolutise, bot_folder, default_bot_dir
@@ -129,8 +130,6 @@ def _referee_data(directory: str) -> set[str]:
     """Tournament files found in ``directory``: output folders (holding a results database or
     staged bots), YAML files with a ``bots`` list (configurations) and the files and
     directories of the bots these configurations name."""
-    import yaml
-
     found: set[str] = set()
     count = 0
     for top, dirs, names in os.walk(directory):

@@ -269,7 +269,7 @@ def _opponent_row(o: Mapping[str, Any]) -> markupsafe.Markup:
     )
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=jinja2.select_autoescape(["html"]),
@@ -354,7 +354,7 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
     games = game_rows(tournament.games, slugs, replays, reveal=tournament.revealed)
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
     site = {"name": tournament.name, "generated": generated}
-    env = _environment()
+    env = template_environment()
     pages = game_pages(games, GAMES_PER_PAGE)
     listing = env.get_template("games.html")
     common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}

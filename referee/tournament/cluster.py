@@ -48,6 +48,7 @@ from typing import Any
 
 import attrs
 from ohseven.referee.files import write_atomic
+from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.records import BotSpec, GameRecord, MatchSpec
 from ohseven.referee.sandbox.paths import bot_folder
 from ohseven.referee.tournament.errors import TourneyError
@@ -218,7 +219,7 @@ def localize_spec(
 
 def _plugin_class() -> type:
     """The worker plugin that unpacks shipped bots (a Dask class: made on first use)."""
-    from distributed.diagnostics.plugin import WorkerPlugin
+    from distributed.diagnostics.plugin import WorkerPlugin  # deferred: the optional cluster extra
 
     class BotBundlePlugin(WorkerPlugin):
         """Unpacks one bot directory into ``<worker local directory>/ohseven-bots/<hash>``."""
@@ -269,7 +270,7 @@ class _Cancelled(BaseException):
 
 def _worker_context() -> tuple[Any, Any]:
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # deferred: the optional cluster extra
 
         worker = get_worker()
         return worker, worker.get_current_task()
@@ -298,8 +299,6 @@ def run_match(job: ClusterJob) -> tuple:
     record's ``replay_path`` is that name), ``("error", text)`` when the runner raised, or
     ``("cancelled",)`` when the referee cancelled the task between two games.
     """
-    from ohseven.referee.play.descriptors import raise_fd_limit
-
     raise_fd_limit()
     worker, key = _worker_context()
     unpacked: dict[str, str] = {}
@@ -387,7 +386,7 @@ class ClusterPool:
         slot_patience: float = 60.0,
     ) -> None:
         try:
-            import distributed
+            import distributed  # deferred: the optional cluster extra (~0.5 s to import)
         except ImportError:
             raise ClusterError(
                 "a cluster needs Dask: pip install 'ohseven[cluster]' (on the referee host and "

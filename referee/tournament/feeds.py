@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.schedule import ScheduledMatch, draw_wave, iter_schedule, league_match
 from ohseven.referee.results.board import Leaderboard
+from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
 
 __all__ = ["Feed", "LeagueFeed", "ScheduleFeed", "StoppingFeed", "matchmaking_ratings"]
@@ -89,8 +90,6 @@ def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
     board holds every earlier wave's games then, and nothing later): the order-free TrueSkill
     estimate the leaderboard ranks by (``ratings.order_free``), a function of the set of games
     (computed from them sorted by content), so the same whatever order they finished in."""
-    from ohseven.referee.results.ratings import order_free
-
     config = board.config
     if not board.games:  # every bot at the prior (and NumPy left unimported at the start)
         return {name: (r.mu, r.sigma) for name, r in board.prefix.ratings.items()}

@@ -12,6 +12,7 @@ match kept killing its workers).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import multiprocessing
 import os
@@ -78,8 +79,6 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def _set_parent_death_signal() -> None:
     """Ask Linux to SIGTERM this worker if the referee dies (even by SIGKILL)."""
     with contextlib.suppress(Exception):
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 

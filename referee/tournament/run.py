@@ -30,10 +30,14 @@ from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
+from ohseven.referee.play.descriptors import raise_fd_limit
+from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
 from ohseven.referee.results.store import Store, StoreError
+from ohseven.referee.sandbox.settings import Limits, SandboxConfig
+from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage, stage_each
 from ohseven.referee.secret import (
     SECRET_NAME,
     SecretError,
@@ -42,7 +46,9 @@ from ohseven.referee.secret import (
     load_secret,
     secret_from_seed,
 )
+from ohseven.referee.site.publish import REPLAY_DATA, publish
 from ohseven.referee.terminal import printable
+from ohseven.referee.tournament.cluster import ClusterPool
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
 from ohseven.referee.tournament.pool import LocalPool, Pool, Runner
@@ -70,15 +76,11 @@ class TourneyOutcome:
 
 
 def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
-    from ohseven.referee.play.match import play_match
-
     return play_match(spec, **kwargs)
 
 
 def sandbox_config(config: TourneyConfig) -> Any:
     """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
-    from ohseven.referee.sandbox.settings import Limits, SandboxConfig
-
     limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
     return SandboxConfig(
         mode=config.sandbox.mode,
@@ -109,8 +111,6 @@ def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
     ``staging``); the copies must hold what the configuration's digest was computed from. In a
     league, a bot whose files cannot be staged (changed since, grown too large) is left out with
     its reason (``left_out``) and the others play; elsewhere it stops the tournament."""
-    from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage, stage_each
-
     arguments: dict[str, Any] = {
         "private": referee_paths(str(output), config.source),
         "expected": dict(config.bot_digests),
@@ -142,8 +142,6 @@ def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
 def _remove_store(directory: Path) -> None:
     """What ``--fresh`` discards: the database, its secret, the leaderboards and every game's
     replay and replay data (a new tournament in the same folder must not show the old games)."""
-    from ohseven.referee.site.publish import REPLAY_DATA
-
     names = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SECRET_NAME, LEADERBOARD_NAME)
     for name in (*names, "leaderboard.csv", "leaderboard.md"):
         (directory / name).unlink(missing_ok=True)
@@ -196,8 +194,6 @@ def run_tournament(
     :class:`TourneyError` and :class:`~.store.StoreError` for an output directory that cannot
     be used.
     """
-    from ohseven.referee.play.descriptors import raise_fd_limit
-
     raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
     output = Path(config.output)
@@ -349,8 +345,6 @@ def _warn(message: str) -> None:
 
 def publish_site(output: Path, warn: Callable[[str], None]) -> None:
     """Rebuild the static site and leaderboard files; a failure is a warning, not the end."""
-    from ohseven.referee.site.publish import publish
-
     try:
         publish(output)
     except Exception as error:  # noqa: BLE001 - the tournament must go on
@@ -382,8 +376,6 @@ def _play(
     if cluster is None:
         pool: Pool = LocalPool(workers)
     else:
-        from ohseven.referee.tournament.cluster import ClusterPool
-
         bots = [bot.spec for bot in config.bots]
         pool = ClusterPool(cluster, bots=bots, bot_mode=config.cluster_bots)
 
