@@ -210,7 +210,7 @@ class TestCommands:
         (replay,) = replays.glob("*.json")
         bot = evil_bot(folder)
         command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))} terminal play"
-        done = referee("replay", str(replay), "--at", "0", "--bot", command)
+        done = referee("replay", str(replay), "--at", "1", "--bot", command)
         assert_clean(done.stdout)
         assert_clean(done.stderr)
         assert shown_escaped(done.stdout + done.stderr)
