@@ -23,6 +23,8 @@ _SIMULATE = (
 
 #: the in-process games, imported on first use for the same reason
 _LOCAL = ("local_game", "local_match")
+#: the learning interface, imported on first use: an ordinary bot does not pay for it
+_POLICY = ("PolicyBot", "Policy")
 
 
 def __getattr__(name: str) -> Any:  # PEP 562
@@ -34,6 +36,10 @@ def __getattr__(name: str) -> Any:  # PEP 562
         from . import local
 
         return getattr(local, name)
+    if name in _POLICY:
+        from . import policy
+
+        return getattr(policy, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -44,6 +50,8 @@ __all__ = [
     "OH_HELL",
     "OH_SEVEN",
     "PROTOCOL_VERSION",
+    "Policy",
+    "PolicyBot",
     "SUITS",
     "SampleError",
     "View",

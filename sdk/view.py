@@ -146,8 +146,13 @@ class View:
         handler(self, event)
 
     def apply_all(self, events: Iterable[Mapping[str, Any]]) -> None:
+        handlers = _HANDLERS
         for event in events:
-            self.apply(event)
+            handler = handlers.get(event.get("type"))  # type: ignore[arg-type]
+            if handler is None or self.game is None:
+                self.apply(event)  # its checks, and their errors
+            else:
+                handler(self, event)
 
     def defer(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Queue ``events``: they are applied, in order, when the view is next read.
