@@ -26,6 +26,7 @@ def commands() -> dict[str, ModuleType]:
         from ohseven.referee.cli import authors as authors_cli
         from ohseven.referee.cli import check_bot as checkbot
         from ohseven.referee.cli import match as match_cli
+        from ohseven.referee.cli import play as play_cli
         from ohseven.referee.cli import publish as publish_cli
         from ohseven.referee.cli import replay as replay_cli
         from ohseven.referee.cli import serve as serve_cli
@@ -43,6 +44,7 @@ def commands() -> dict[str, ModuleType]:
     return {
         "simulate": simulate,
         "match": match_cli,
+        "play": play_cli,
         "check-bot": checkbot,
         "tourney": tourney_cli,
         "publish": publish_cli,
@@ -58,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ohseven-referee",
         description="Referee for Oh-Seven and Oh Hell bots: "
-        "simulate, match, check-bot, tourney, publish, view, replay, serve, authors, submit.",
+        "simulate, match, play, check-bot, tourney, publish, view, replay, serve, authors, "
+        "submit.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module in commands().items():

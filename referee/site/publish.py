@@ -129,7 +129,14 @@ TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 
 
-STATIC_FILES = ("style.css", "site.js", "replay.js", "chart.umd.min.js", "chart.js-LICENSE.md")
+STATIC_FILES = (
+    "style.css",
+    "site.js",
+    "cards.js",
+    "replay.js",
+    "chart.umd.min.js",
+    "chart.js-LICENSE.md",
+)
 
 
 REPLAY_DATA = "replay-data"  # <output>/replay-data/<game id>.js, one per game with a replay
