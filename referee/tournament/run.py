@@ -32,12 +32,12 @@ from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.match import play_match
-from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
+from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
 from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.sandbox.settings import Limits, SandboxConfig
-from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage
+from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage, stage_each
 from ohseven.referee.secret import (
     SECRET_NAME,
     SecretError,
@@ -108,19 +108,35 @@ def _lock(directory: Path):
 
 def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
     """The configuration with its bots running from copies under ``output/.bots`` (see
-    ``staging``); the copies must hold what the configuration's digest was computed from."""
+    ``staging``); the copies must hold what the configuration's digest was computed from. In a
+    league, a bot whose files cannot be staged (changed since, grown too large) is left out with
+    its reason (``left_out``) and the others play; elsewhere it stops the tournament."""
+    arguments: dict[str, Any] = {
+        "private": referee_paths(str(output), config.source),
+        "expected": dict(config.bot_digests),
+        "keep": True,
+        "limits": config.staging,
+    }
+    specs = [bot.spec for bot in config.bots]
+    root = str(output / STAGING_NAME)
     try:
-        bots = stage(
-            [bot.spec for bot in config.bots],
-            str(output / STAGING_NAME),
-            private=referee_paths(str(output), config.source),
-            expected=dict(config.bot_digests),
-            keep=True,
-        )
+        if config.schedule.type != "league":
+            bots: list[BotSpec | None] = list(stage(specs, root, **arguments))
+            failures: dict[int, str] = {}
+        else:
+            bots, failures = stage_each(specs, root, **arguments)
     except StagingError as error:
         raise TourneyError(str(error)) from None
-    entries = tuple(attrs.evolve(e, spec=b) for e, b in zip(config.bots, bots, strict=True))
-    return attrs.evolve(config, bots=entries)
+    left_out = list(config.left_out)
+    for index, why in failures.items():
+        left_out.append((config.bots[index].name, why))
+        _warn(f"warning: bot {config.bots[index].name} is left out of this run: {why}")
+    staged = tuple(
+        attrs.evolve(entry, spec=bot)
+        for entry, bot in zip(config.bots, bots, strict=True)
+        if bot is not None
+    )
+    return attrs.evolve(config, bots=staged, left_out=tuple(left_out))
 
 
 def _remove_store(directory: Path) -> None:
