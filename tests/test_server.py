@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "example_bots"
 RANDOM_BOT = (EXAMPLES / "random_bot.py").read_text()

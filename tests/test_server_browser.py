@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from test_publish_browser import ARTIFACTS, CHROMIUM_ARGS
 from test_server import RANDOM_BOT, Running, free_port, wait_for, write_config
 
-pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine
 
 
 @pytest.fixture(scope="module")
