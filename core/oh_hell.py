@@ -3,27 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from .cards import OH_HELL_DECK, Deck, oh_hell_deck
 from .game import Game
 from .journal import _rec_decision, _rec_hell_bid, _rec_hell_deal, _rec_hell_score
-from .options import (
-    OH_HELL,
-    OH_HELL_HANDS,
-    IllegalMoveError,
-    InvalidRulesError,
-    MalformedMoveError,
-    Rules,
-)
+from .names import OH_HELL
+from .options import OH_HELL_HANDS, IllegalMoveError, InvalidRulesError, MalformedMoveError, Rules
 from .precomputed import _BID, _BID_RANGE, _PLAY, _shuffle
 
 
-def oh_hell_hand_sizes(players: int, order: str = "up") -> tuple[int, ...]:
+def oh_hell_hand_sizes(players: int, order: str = "up", max_hand: int = 0) -> tuple[int, ...]:
+    """The hand sizes of a game, in order; with ``max_hand`` the larger hands are left out."""
     top = OH_HELL_HANDS[players]
     up = tuple(range(1, top + 1))
     down = up[::-1]
-    return {"up": up, "down": down, "up-down": up + down[1:], "down-up": down + up[1:]}[order]
+    sizes = {"up": up, "down": down, "up-down": up + down[1:], "down-up": down + up[1:]}[order]
+    return tuple(k for k in sizes if k <= max_hand) if max_hand else sizes
 
 
 _OH_HELL_DECKS: dict[int, Deck] = {13: OH_HELL_DECK}
@@ -41,12 +36,13 @@ def _oh_hell_deck(ranks: int) -> Deck:
 
 #: id(rules) -> (rules, its Oh Hell options as read by the engine); holding the rules keeps
 #: the id from being reused while the entry lives.
-_HELL_OPTIONS: dict[int, tuple[Rules, tuple[bool, bool, bool, bool, bool, str]]] = {}
+_HELL_OPTIONS: dict[int, tuple[Rules, tuple[bool, bool, bool, bool, bool, str, int]]] = {}
 
 
-def _hell_options(rules: Rules) -> tuple[bool, bool, bool, bool, bool, str]:
+def _hell_options(rules: Rules) -> tuple[bool, bool, bool, bool, bool, str, int]:
     """``must_trump``, ``hook``, ``simultaneous_bids``, ``miss_scores_tricks``,
-    ``zero_bid_bonus`` and ``hand_order`` of ``rules``, looked up once per rules object."""
+    ``zero_bid_bonus``, ``hand_order`` and ``max_hand`` of ``rules``, looked up once per rules
+    object."""
     entry = _HELL_OPTIONS.get(id(rules))
     if entry is None or entry[0] is not rules:
         if len(_HELL_OPTIONS) >= 256:
@@ -61,6 +57,7 @@ def _hell_options(rules: Rules) -> tuple[bool, bool, bool, bool, bool, str]:
                 bool(values["miss_scores_tricks"]),
                 bool(values["zero_bid_bonus"]),
                 str(values["hand_order"]),
+                int(rules["max_hand"]),
             ),
         )
     return entry[1]
@@ -98,8 +95,9 @@ class OhHellGame(Game):
             self._miss_scores,
             self._zero_bonus,
             order,
+            max_hand,
         ) = _hell_options(rules)
-        sizes = tuple(hand_sizes or oh_hell_hand_sizes(players, order))
+        sizes = tuple(hand_sizes or oh_hell_hand_sizes(players, order, max_hand))
         for k in sizes:
             if type(k) is not int or not k >= 1 or k * players > deck.size:
                 raise InvalidRulesError(f"hand sizes {sizes} do not fit {players} players")
@@ -161,7 +159,7 @@ class OhHellGame(Game):
                 return bids[:forbidden] + bids[forbidden + 1 :]
         return bids
 
-    def _check_bid(self, seat: int, move: Any) -> None:
+    def _check_bid(self, seat: int, move: object) -> None:
         if type(move) is not int:
             raise MalformedMoveError(
                 f"an Oh Hell bid must be a number of tricks, not {move!r}",

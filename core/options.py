@@ -75,8 +75,12 @@ class MalformedMoveError(RulesError, TypeError):
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
-#: option -> (default, allowed values or None for a boolean), per game.
-OPTIONS: dict[str, dict[str, tuple[Any, tuple[str, ...] | None]]] = {
+#: Oh Hell ``max_hand``: the largest hand played (0: every hand of the game)
+MAX_HAND_RANGE = range(0, max(OH_HELL_HANDS.values()) + 1)
+
+#: option -> (default, allowed values: strings, a range of integers, or None for a boolean),
+#: per game.
+OPTIONS: dict[str, dict[str, tuple[Any, tuple[str, ...] | range | None]]] = {
     OH_SEVEN: {
         "passing": (False, None),
         "identical_top_bonus": (True, None),
@@ -88,6 +92,7 @@ OPTIONS: dict[str, dict[str, tuple[Any, tuple[str, ...] | None]]] = {
         "must_trump": (False, None),
         "miss_scores_tricks": (False, None),
         "zero_bid_bonus": (False, None),
+        "max_hand": (0, MAX_HAND_RANGE),
     },
 }
 PLAYER_RANGE = {OH_SEVEN: (2, 9), OH_HELL: (3, 7)}
@@ -104,6 +109,14 @@ def _coerce_option(game: str, key: str, value: object) -> object:
         if text in _FALSE:
             return False
         raise InvalidRulesError(f"rule option {key}={value!r}: expected true or false")
+    if isinstance(allowed, range):
+        text = str(value).strip()
+        if isinstance(value, bool) or not text.isdigit() or int(text) not in allowed:
+            raise InvalidRulesError(
+                f"rule option {key}={value!r}: expected an integer from {allowed.start} "
+                f"to {allowed.stop - 1}"
+            )
+        return int(text)
     if value not in allowed:
         raise InvalidRulesError(
             f"rule option {key}={value!r}: expected one of {', '.join(allowed)}"

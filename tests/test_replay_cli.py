@@ -394,6 +394,16 @@ class TestErrors:
         assert "no such" in self._error(str(path), "--bot", "no_such_bot.py", "--at", "3")
 
 
+def test_a_deep_file_is_refused_clearly(tmp_path):
+    """A 200,000-deep JSON file: one clear line, no traceback."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    done = referee("replay", str(path))
+    assert done.returncode == 2, done.stderr
+    assert "nested deeper than a replay can be" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
 BUGGY = str(ROOT / "tests" / "bots" / "buggy_bot.py")
 
 

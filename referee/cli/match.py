@@ -30,7 +30,7 @@ from ohseven.referee.cli.bot_args import (
 from ohseven.referee.fault_report import FaultSite, group_faults, render_groups, site_data
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.match import MatchSpecError, play_match
-from ohseven.referee.records import FaultStatus, MatchResult, MatchSpec, TimeControl
+from ohseven.referee.records import BotSpec, FaultStatus, MatchResult, MatchSpec, TimeControl
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.settings import (
     MODES,
@@ -45,15 +45,32 @@ from rich.table import Table
 
 __all__ = [
     "configure",
+    "add_table_arguments",
+    "TableSetupError",
+    "check_table",
     "run",
     "game_seeds",
     "rotating_seatings",
     "summarise",
+    "print_summary",
     "render_faults",
 ]
 
 
+class TableSetupError(ValueError):
+    """Arguments of a table that cannot be played (rules, players, time control, sandbox,
+    paths); the message is the whole explanation."""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    add_table_arguments(parser, games_help="games to play (default: one per bot)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
+
+
+def add_table_arguments(parser: argparse.ArgumentParser, *, games_help: str) -> None:
+    """The options of a table of bots, shared by ``match`` and ``play``: the game and its
+    rules, the games and their seed, the time control, replays and the sandbox."""
     parser.add_argument("--game", choices=GAMES, default=OH_SEVEN, help="default: %(default)s")
     parser.add_argument(
         "--rule",
@@ -62,9 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a rule option (repeatable), e.g. passing=true",
     )
-    parser.add_argument(
-        "--games", type=int, default=None, metavar="N", help="games to play (default: one per bot)"
-    )
+    parser.add_argument("--games", type=int, default=None, metavar="N", help=games_help)
     parser.add_argument(
         "--seed",
         type=int,
@@ -79,8 +94,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
     )
     add_extra_path_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    parser.add_argument("bots", nargs="+", metavar="BOT", help="a bot file or a command line")
 
 
 def game_seeds(seed: int, games: int) -> tuple[int, ...]:
@@ -168,13 +181,14 @@ def _bid_counts(stats: dict, seat: int) -> tuple[int, int]:
     return 0, 0
 
 
-def _print_table(summary: dict, arguments: dict[str, str]) -> None:
-    """The match's table, then each faulty bot's faults grouped (``arguments``: each bot's
-    name -> its argument as given, for the command that replays a fault)."""
+def print_summary(summary: dict, arguments: dict[str, str], who: str = "bot") -> None:
+    """:func:`summarise`'s summary as a table (names escaped; ``who`` heads their column),
+    then each faulty bot's faults grouped (``arguments``: each bot's name -> its argument as
+    given, for the command that replays a fault)."""
     statuses = [str(s) for s in FaultStatus]
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
-    for column in ("bot", "points", "wins", "avg rank", "bid accuracy", "faults"):
-        table.add_column(column, justify="left" if column in ("bot", "faults") else "right")
+    for column in (who, "points", "wins", "avg rank", "bid accuracy", "faults"):
+        table.add_column(column, justify="left" if column in (who, "faults") else "right")
     for row in sorted(summary["bots"], key=lambda r: -r["points"]):
         faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
         accuracy = row["bid_accuracy"]
@@ -210,37 +224,53 @@ def _fail(message: str) -> int:
     return 2
 
 
-def run(args: argparse.Namespace) -> int:
-    raise_fd_limit()
-
+def check_table(
+    args: argparse.Namespace, bots: Sequence[BotSpec], players: int, games: int
+) -> tuple[Rules, SandboxConfig, str | None]:
+    """The rules, sandbox and replay folder of :func:`add_table_arguments`' options for a
+    table of ``players`` with ``bots`` playing ``games`` games, checked (the replay folder is
+    made); raises :class:`TableSetupError`."""
     try:
         rules = Rules.make(args.game, args.rule)
-        bots = bot_specs(args.bots)
-        rules.check_players(len(bots))
-    except (InvalidRulesError, BotArgumentError) as error:
-        return _fail(str(error))
-    games = len(bots) if args.games is None else args.games
+        rules.check_players(players)
+    except InvalidRulesError as error:
+        raise TableSetupError(str(error)) from None
     if games < 1:
-        return _fail(f"--games must be at least 1, not {games}")
+        raise TableSetupError(f"--games must be at least 1, not {games}")
     if not args.move_timeout > 0 or not args.bank >= 0:
-        return _fail("--move-timeout must be positive and --bank not negative")
+        raise TableSetupError("--move-timeout must be positive and --bank not negative")
     try:
         shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
     except BotArgumentError as error:
-        return _fail(str(error))
+        raise TableSetupError(str(error)) from None
     config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
     try:
         check_sandbox(config)
     except SandboxError as error:
-        return _fail(str(error))
+        raise TableSetupError(str(error)) from None
     cgroups.warn_unavailable()  # once: what is not enforced without cgroups
     replay_dir = None
     if args.replays:
         try:
             os.makedirs(args.replays, exist_ok=True)
         except OSError as error:
-            return _fail(f"--replays {args.replays}: {error.strerror}")
+            raise TableSetupError(f"--replays {args.replays}: {error.strerror}") from None
         replay_dir = args.replays
+    return rules, config, replay_dir
+
+
+def run(args: argparse.Namespace) -> int:
+    raise_fd_limit()
+
+    try:
+        bots = bot_specs(args.bots)
+    except BotArgumentError as error:
+        return _fail(str(error))
+    games = len(bots) if args.games is None else args.games
+    try:
+        rules, config, replay_dir = check_table(args, bots, len(bots), games)
+    except TableSetupError as error:
+        return _fail(str(error))
     seed = announce_seed(args.seed)
     spec = MatchSpec(
         match_id="match",
@@ -264,5 +294,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        _print_table(summary, dict(zip((b.name for b in bots), args.bots, strict=True)))
+        print_summary(summary, dict(zip((b.name for b in bots), args.bots, strict=True)))
     return 0

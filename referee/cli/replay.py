@@ -33,6 +33,7 @@ import attrs
 from ohseven.core.feed import EventFeed, game_event
 from ohseven.core.rules import Game, RulesError
 from ohseven.core.table import LinkBase, RandomFallback
+from ohseven.core.values import Move
 from ohseven.core.wire import legal_to_wire
 from ohseven.referee.cli.bot_args import (
     BotArgumentError,
@@ -43,7 +44,7 @@ from ohseven.referee.cli.bot_args import (
     output_tail,
 )
 from ohseven.referee.fault_report import FaultSite, author_paths, group_faults, render_groups
-from ohseven.referee.play import connection as wire
+from ohseven.referee.play.connection import MoveReply, decode
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.referee import Referee
@@ -178,8 +179,8 @@ def ask(
 
     def on_frame(sender: Contestant, frame: bytes) -> None:
         if not raw:
-            message = wire.decode(frame)
-            if type(message) is wire.MoveReply:
+            message = decode(frame)
+            if type(message) is MoveReply:
                 raw.append(message.move)
 
     with Referee(spec, sandbox, max_restarts=0, on_frame=on_frame) as referee:
@@ -223,7 +224,7 @@ def _exchange(
     bots_at = [real if s == seat else None for s in range(game.players)]
     took: list[float | None] = []
 
-    def on_move(mover: int, kind: str, move: Any, seconds: float | None) -> None:
+    def on_move(mover: int, kind: str, move: Move, seconds: float | None) -> None:
         if mover == seat:
             took.append(seconds)
             assert referee.table is not None  # the table being played

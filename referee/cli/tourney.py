@@ -98,7 +98,10 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
         first.setdefault(key, bot.spec)
     private = referee_paths(config.output, config.source)
     try:  # from private copies of their files, as in the matches
-        with staged_bots(list(first.values()), private=private, discover=False) as bots:
+        limits = config.staging
+        with staged_bots(
+            list(first.values()), private=private, discover=False, limits=limits
+        ) as bots:
             started = start_check(
                 tuple(bots), sandbox=sandbox_config(config), time_control=config.time_control
             )
@@ -180,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    for name, why in config.left_out:  # a league's: the others play on
+        print(printable(f"warning: bot {name} is left out of this run: {why}"), file=sys.stderr)
     if (refusal := _start_every_bot(config)) is not None:
         print(printable(refusal), file=sys.stderr)
         return 2

@@ -37,14 +37,18 @@ def standalone_page(replay: dict[str, Any], ident: str) -> str:
     site = {"name": ident, "generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     html = template_environment().get_template("replay.html").render(root="", site=site)
     style = (STATIC / "style.css").read_text(encoding="utf-8")
-    script = (STATIC / "replay.js").read_text(encoding="utf-8").replace("</", "<\\/")
+    script = "\n".join(
+        (STATIC / name).read_text(encoding="utf-8").replace("</", "<\\/")
+        for name in ("cards.js", "replay.js")  # cards.js draws the cards replay.js shows
+    )
     html = re.sub(r"<nav>.*?</nav>", "", html, flags=re.S)  # the site's pages are not here
     brand = r'<span class="brand">\1</span>'
     html = re.sub(r'<a class="brand" href="[^"]*">(.*?)</a>', brand, html)
     link = '<link rel="stylesheet" href="static/style.css">'
     html = html.replace(link, f"<style>\n{style}</style>")
     inline = f"<script>window.ohsevenInline = {data};</script>\n<script>\n{script}</script>"
-    html = html.replace('<script src="static/replay.js"></script>', inline)
+    tags = '<script src="static/cards.js"></script>\n<script src="static/replay.js"></script>'
+    html = html.replace(tags, inline)
     return html
 
 

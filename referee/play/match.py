@@ -3,19 +3,22 @@
 :func:`play_match` starts the bots once (a :class:`~ohseven.referee.play.referee.Referee`),
 plays ``len(spec.seatings)`` games on the one referee loop, each with the bots of its seating
 in their seats, records every game (a :class:`~ohseven.referee.records.GameRecord`, and a
-replay file with ``replay_dir``) and returns them with the bots' logs. :func:`start_check`
-only starts the bots, as a tournament does before it begins.
+replay file with ``replay_dir``) and returns them with the bots' logs. :func:`play_game`
+plays one of those games, and can seat guests (any :class:`~ohseven.core.table.Link`, such as a
+person at the keyboard) between the bots. :func:`start_check` only starts the bots, as a
+tournament does before it begins.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 from ohseven.core.rules import OH_SEVEN, Rules, RulesError, new_game
-from ohseven.core.table import RandomFallback
+from ohseven.core.table import Link, RandomFallback
+from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.referee import DEFAULT_DROP_AFTER_FAULTS, Referee
 from ohseven.referee.records import (
     BotSpec,
@@ -29,7 +32,7 @@ from ohseven.referee.replay import save_replay, to_replay
 from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.stats import game_statistics
 
-__all__ = ["play_match", "play_game", "start_check", "MatchSpecError"]
+__all__ = ["play_match", "play_game", "replay_path", "start_check", "MatchSpecError"]
 
 
 class MatchSpecError(ValueError):
@@ -55,23 +58,44 @@ def _check_spec(spec: MatchSpec) -> None:
             raise MatchSpecError(f"match {spec.match_id}, game {g}: {error}") from None
 
 
-def play_game(referee: Referee, index: int, replay_dir: str | None = None) -> GameRecord:
+def play_game(
+    referee: Referee,
+    index: int,
+    replay_dir: str | None = None,
+    *,
+    guests: Mapping[int, tuple[str, Link]] | None = None,
+) -> GameRecord:
     """Play game ``index`` of ``referee``'s match spec (its seating, its deal) and record it;
-    with ``replay_dir`` its replay is saved there."""
+    with ``replay_dir`` its replay is saved there (:func:`replay_path`).
+
+    ``guests``: seat -> (name, link) of players who are not the referee's bots (a person at
+    the keyboard): they take those seats and the seating's bots fill the others, in order.
+    A game stopped by an exception (Ctrl-C, a guest who leaves) still has the replay of its
+    moves so far saved before the exception goes on."""
     spec = referee.spec
-    seats = [referee.bots[b] for b in spec.seatings[index]]
+    guests = dict(guests or {})
+    bots = [referee.bots[b] for b in spec.seatings[index]]
+    seats: list[Contestant | None] = list(bots)
+    for seat in sorted(guests):
+        seats.insert(seat, None)
+    names = tuple(guests[s][0] if bot is None else bot.spec.name for s, bot in enumerate(seats))
     started = time.monotonic()
-    referee.prepare(seats, spec.seeds[index])
+    referee.prepare(bots, spec.seeds[index])
     game = new_game(spec.rules, len(seats), spec.seeds[index])
-    links = [referee.link(bot) for bot in seats]
+    links = [guests[s][1] if bot is None else referee.link(bot) for s, bot in enumerate(seats)]
     fallback = RandomFallback(f"{spec.fallback_seed}:{index}")
-    table = referee.play(index, game, links, seats, fallback)
+    try:
+        table = referee.play(index, game, links, seats, fallback)
+    except BaseException:
+        if replay_dir is not None:  # the moves so far (the result is null)
+            save_replay(replay_path(replay_dir, spec.match_id, index), to_replay(game, names))
+        raise
     result = game.result()
     record = GameRecord(
         match_id=spec.match_id,
         game_index=index,
         seed=spec.seeds[index],
-        seats=tuple(bot.spec.name for bot in seats),
+        seats=names,
         totals=result.totals,
         ranks=result.ranks,
         faults=tuple(table.faults),
@@ -79,13 +103,14 @@ def play_game(referee: Referee, index: int, replay_dir: str | None = None) -> Ga
         seconds=round(time.monotonic() - started, 6),
     )
     if replay_dir is not None:
-        path = _replay_path(replay_dir, spec.match_id, index)
+        path = replay_path(replay_dir, spec.match_id, index)
         save_replay(path, to_replay(game, record.seats, record.faults))
         record = attrs.evolve(record, replay_path=path)
     return record
 
 
-def _replay_path(replay_dir: str, match_id: str, index: int) -> str:
+def replay_path(replay_dir: str, match_id: str, index: int) -> str:
+    """Where :func:`play_game` saves the replay of game ``index`` of match ``match_id``."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id) or "match"
     return os.path.join(replay_dir, f"{safe}-game{index:03d}.json")
 

@@ -129,7 +129,14 @@ TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 
 
-STATIC_FILES = ("style.css", "site.js", "replay.js", "chart.umd.min.js", "chart.js-LICENSE.md")
+STATIC_FILES = (
+    "style.css",
+    "site.js",
+    "cards.js",
+    "replay.js",
+    "chart.umd.min.js",
+    "chart.js-LICENSE.md",
+)
 
 
 REPLAY_DATA = "replay-data"  # <output>/replay-data/<game id>.js, one per game with a replay
@@ -320,7 +327,7 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
     cache_path = output / REPLAY_DATA / RATINGS_CACHE
     try:
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         cache = None
     if not isinstance(cache, dict):
         cache = None
@@ -477,7 +484,7 @@ def _publish_replays(
         outcomes = json.loads((folder / "outcomes.json").read_text(encoding="utf-8"))
         if not isinstance(outcomes, dict):
             outcomes = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         outcomes = {}
     changed = False
     replays: list[str] = []

@@ -3,8 +3,9 @@
  * publish.compact_frames) and are expanded here. */
 (function () {
   "use strict";
-  var SUIT = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
-  var SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+  var cards = window.ohsevenCards;  // cards.js: how a card is drawn
+  var SUIT = cards.SUIT, SUIT_NAME = cards.SUIT_NAME;
+  var el = cards.el, cardLabel = cards.cardLabel, card = cards.card;
   var data = null, frames = [], index = 0, faultAt = {};
 
   /* --- a table wider than its box gets a visible cue: "more columns: scroll sideways" */
@@ -34,26 +35,6 @@
   }
 
   function $(id) { return document.getElementById(id); }
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    if (attrs) Object.keys(attrs).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (k === "cls") node.className = attrs[k];
-      else node.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) { if (c) node.appendChild(c); });
-    return node;
-  }
-  function cardLabel(card) {
-    var rank = card.charAt(0) === "T" ? "10" : card.charAt(0);
-    return rank + SUIT[card.charAt(1)];
-  }
-  function card(name, extra) {
-    var cls = "card " + name.charAt(1) + (extra ? " " + extra : "");
-    var node = el("span", { cls: cls, text: cardLabel(name), title: name });
-    node.dataset.card = name;
-    return node;
-  }
   function signed(n) { return n > 0 ? "+" + n : String(n); }
 
   function expand(deltas) {
@@ -226,9 +207,13 @@
     if (replay.seed !== null && replay.seed !== undefined) sub += " \u00b7 seed " + replay.seed;
     var rules = Object.keys(replay.rules || {}).filter(function (k) { return replay.rules[k] !== false; });
     if (rules.length) sub += " \u00b7 rules: " + rules.map(function (k) { return k + "=" + replay.rules[k]; }).join(", ");
-    sub += " \u00b7 result: " + replay.players.map(function (p, s) {
-      return p + " " + replay.result.totals[s] + (ranks[s] === 1 ? " \u2605" : "");
-    }).join(", ");
+    if (replay.result.totals && replay.result.totals.length) {
+      sub += " \u00b7 result: " + replay.players.map(function (p, s) {
+        return p + " " + replay.result.totals[s] + (ranks[s] === 1 ? " \u2605" : "");
+      }).join(", ");
+    } else {
+      sub += " \u00b7 unfinished: stopped before its end";
+    }
     $("replay-sub").textContent = sub;
     faultAt = {};
     if (replay.faults && replay.faults.length) {
