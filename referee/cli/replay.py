@@ -429,6 +429,15 @@ def run(args: argparse.Namespace) -> int:
         )
     if bot is None:
         return _fail("--at needs --bot BOT: the bot to ask")
+    if seat is None and not args.json:  # the bot's name is in no seat: say whose move it gets
+        names = replay.get("seats") or []
+        known = ", ".join(f"{s}: {n}" for s, n in enumerate(names) if n) or "none named"
+        print(
+            f"note: no seat of this replay is named {bot.name} (seats {known}); {bot.name} "
+            f"is asked move {args.at}, a decision of seat {decision.seat} "
+            f"({_name(replay, decision.seat)}); choose a seat with --player or --seat",
+            file=sys.stderr,
+        )
     if seat is not None and decision.seat != seat and not args.json:
         print(
             printable(

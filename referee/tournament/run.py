@@ -252,6 +252,9 @@ def run_tournament(
                 board.add(stored.canonical_index, stored.record)
             if isinstance(feed, StoppingFeed):
                 feed.totals()
+            # no more worker processes than matches left to play (each is a process, started
+            # whether it gets a match or not)
+            workers = max(1, min(workers, board.matches_total - board.matches_done))
             capacity = 4 * workers if (cluster or config.cluster) is None else 512
             first = feed.take(capacity, idle=True)
             store.set_meta(
