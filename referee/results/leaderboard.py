@@ -68,9 +68,10 @@ def bot_rows(
     if table is None:
         table = order_free_estimate(tournament)
     order = [row.name for row in table]
-    # adjacent pairs only (tiers and superiority_next): the full matrix is n^2
-    los = uncertainty.superiority_next({row.name: (row.mu, row.sigma) for row in table}, order)
-    tier_of = dict(zip(order, uncertainty.tiers(order, los), strict=True))
+    # adjacent pairs only (superiority_next): the full matrix is n^2; a tier checks its own
+    skills = {row.name: (row.mu, row.sigma) for row in table}
+    los = uncertainty.superiority_next(skills, order)
+    tier_of = dict(zip(order, uncertainty.tiers(order, skills), strict=True))
     # a tier is a run of consecutive ranks: its first and last (1-based)
     spans: dict[int, list[int]] = {}
     for position, name in enumerate(order, start=1):

@@ -103,8 +103,8 @@ def superiority(
 def superiority_next(
     ratings: Mapping[str, tuple[float, float]], order: Sequence[str]
 ) -> dict[str, dict[str, float]]:
-    """:func:`superiority` of the adjacent pairs of ``order`` only (the same values): what
-    :func:`tiers` and a ranking's "better than the next" need, in linear time."""
+    """:func:`superiority` of the adjacent pairs of ``order`` only (the same values): what a
+    ranking's "better than the next" needs, in linear time."""
     table: dict[str, dict[str, float]] = {name: {} for name in order}
     for a, b in itertools.pairwise(order):
         pair = superiority({a: ratings[a], b: ratings[b]}, (a, b))
@@ -114,15 +114,28 @@ def superiority_next(
 
 
 def tiers(
-    order: Sequence[str], los: Mapping[str, Mapping[str, float]], settled: float = SETTLED
+    order: Sequence[str], ratings: Mapping[str, tuple[float, float]], settled: float = SETTLED
 ) -> list[int]:
-    """The tier (1 = best) of each bot of ``order``: a new tier starts below a bot only when
-    it is better than the next with a likelihood of at least ``settled``."""
+    """The tier (1 = best) of each bot of ``order`` (mu, sigma in ``ratings``): runs of
+    consecutive bots of which no two are told apart. A new tier starts at a bot as soon as one
+    bot of the current tier is better than it with a likelihood of at least ``settled``: a
+    shared place joins only bots whose every pair is unsettled, never a chain of close
+    neighbours from the leader down to a bot far below it."""
+    import numpy as np  # the referee's dependency, as scipy is: not needed by the rest here
+    from scipy.special import ndtr
+
     result: list[int] = []
-    tier = 1
-    for position, name in enumerate(order):
-        if position and los[order[position - 1]][name] >= settled:
-            tier += 1
+    tier, start = 1, 0
+    mu = np.array([ratings[name][0] for name in order], dtype=float)
+    sigma = np.array([ratings[name][1] for name in order], dtype=float)
+    for position in range(len(order)):
+        if position:
+            gap = mu[start:position] - mu[position]
+            spread = np.hypot(sigma[start:position], sigma[position])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                likely = np.where(spread > 0, ndtr(gap / spread), (gap > 0) * 1.0)
+            if float(likely.max()) >= settled:
+                tier, start = tier + 1, position
         result.append(tier)
     return result
 
