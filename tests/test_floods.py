@@ -17,9 +17,19 @@ import time
 from pathlib import Path
 
 import pytest
+from ohseven.core.names import PROTOCOL_VERSION
 from ohseven.core.rules import Rules
+from ohseven.core.table import Request
 from ohseven.referee.plan.loader import load_config
-from ohseven.referee.play import connection as wire
+from ohseven.referee.play.connection import (
+    EXTRA_BUDGET,
+    Connection,
+    Hello,
+    Invalid,
+    Late,
+    MoveCodec,
+    MoveReply,
+)
 from ohseven.referee.play.descriptors import FD_PER_BOT, bot_capacity, raise_fd_limit
 from ohseven.referee.play.match import play_match
 from ohseven.referee.play.referee import MAX_CONNECTIONS
@@ -275,17 +285,17 @@ class TestBudgets:
         from ohseven.core.rules import new_game
 
         game = new_game(Rules.make("oh-seven"), 3, 1)
-        codec = wire.MoveCodec(game)
-        connection = wire.Connection("bot", "s")
-        connection.hello(wire.Hello(wire.PROTOCOL_VERSION, "s", ""))
+        codec = MoveCodec(game)
+        connection = Connection("bot", "s")
+        connection.hello(Hello(PROTOCOL_VERSION, "s", ""))
         for ident in (1, 2):
-            request = wire.Request(ident, 0, "pass", [], 0, 0.0, 1.0)
+            request = Request(ident, 0, "pass", [], 0, 0.0, 1.0)
             connection.request(request, [])
             connection.expire()
-            for _ in range(wire.EXTRA_BUDGET):
-                assert connection.receive(wire.MoveReply(ident, []), codec) == wire.Late(ident)
-            fault = connection.receive(wire.MoveReply(ident, []), codec)
-            assert type(fault) is wire.Invalid and fault.status is PROTOCOL
+            for _ in range(EXTRA_BUDGET):
+                assert connection.receive(MoveReply(ident, []), codec) == Late(ident)
+            fault = connection.receive(MoveReply(ident, []), codec)
+            assert type(fault) is Invalid and fault.status is PROTOCOL
 
     def test_capacity_counts_processes_times_open_files(self):
         """A bot can cost the referee one descriptor per descriptor of each of its processes,

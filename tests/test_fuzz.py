@@ -12,7 +12,18 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Game, Phase, Rules, new_game
-from ohseven.referee.play import connection as wire
+from ohseven.core.table import Request
+from ohseven.referee.play.connection import (
+    MAX_FRAME,
+    MAX_SECRET,
+    Accepted,
+    Connection,
+    Hello,
+    Invalid,
+    MoveCodec,
+    MoveReply,
+    decode,
+)
 from ohseven.referee.records import FaultStatus
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
@@ -54,8 +65,8 @@ def packb(value: object) -> bytes:
 
 
 def classified(result: object) -> bool:
-    return type(result) in (wire.Hello, wire.MoveReply) or (
-        type(result) is wire.Invalid and isinstance(result.status, FaultStatus)
+    return type(result) in (Hello, MoveReply) or (
+        type(result) is Invalid and isinstance(result.status, FaultStatus)
     )
 
 
@@ -64,19 +75,19 @@ class TestDecode:
     @given(st.binary(max_size=300))
     def test_arbitrary_bytes(self, frame):
         """Any bytes decode to a message or a malformed fault, without raising."""
-        result = wire.decode(frame)
+        result = decode(frame)
         assert classified(result)
-        if type(result) is wire.Invalid:
+        if type(result) is Invalid:
             assert result.status is FaultStatus.MALFORMED and result.detail
 
     @FUZZ
     @given(values)
     def test_arbitrary_msgpack(self, value):
         """Any msgpack value decodes to a message or a malformed fault."""
-        result = wire.decode(packb(value))
+        result = decode(packb(value))
         assert classified(result)
         if type(value) is not dict:
-            assert type(result) is wire.Invalid and result.status is FaultStatus.MALFORMED
+            assert type(result) is Invalid and result.status is FaultStatus.MALFORMED
 
     @FUZZ
     @given(
@@ -94,14 +105,14 @@ class TestDecode:
     )
     def test_mutated_messages(self, message):
         """Valid messages with fields dropped, added or replaced are classified exactly."""
-        result = wire.decode(packb(message))
+        result = decode(packb(message))
         assert classified(result)
-        if type(result) is wire.MoveReply:
+        if type(result) is MoveReply:
             assert message["type"] == "move" and type(message["id"]) is int
             assert message["id"] > 0 and result.id == message["id"]
-        if type(result) is wire.Hello:
+        if type(result) is Hello:
             assert message["type"] == "hello"
-            assert type(message["secret"]) is str and len(message["secret"]) <= wire.MAX_SECRET
+            assert type(message["secret"]) is str and len(message["secret"]) <= MAX_SECRET
             label = message.get("bot", "")
             good = type(message.get("protocol")) is int and type(label) is str and len(label) <= 64
             # a readable secret with a bad protocol or label: answered, naming the problem
@@ -121,16 +132,16 @@ class TestDecode:
                 del frame[at:]
             else:
                 frame[at:at] = data.draw(st.binary(min_size=1, max_size=8))
-        assert classified(wire.decode(bytes(frame)))
+        assert classified(decode(bytes(frame)))
 
     def test_deep_and_huge(self):
         """Deep nesting and oversized frames are malformed, quickly."""
         deep = b"\x81\xa4type" + b"\x91" * 100_000 + b"\xc0"
-        huge = packb({"type": "move", "id": 1, "move": "x" * (wire.MAX_FRAME + 1)})
+        huge = packb({"type": "move", "id": 1, "move": "x" * (MAX_FRAME + 1)})
         for frame in (deep, huge):
             started = time.monotonic()
-            result = wire.decode(frame)
-            assert type(result) is wire.Invalid and result.status is FaultStatus.MALFORMED
+            result = decode(frame)
+            assert type(result) is Invalid and result.status is FaultStatus.MALFORMED
             assert time.monotonic() - started < 0.5
 
 
@@ -171,13 +182,13 @@ def positions(draw):
     return game
 
 
-def ask(game: Game, ident: int) -> tuple[wire.Connection, wire.MoveCodec, wire.Request]:
+def ask(game: Game, ident: int) -> tuple[Connection, MoveCodec, Request]:
     """A connection awaiting the move of ``game.to_act[0]`` for request ``ident``."""
-    codec = wire.MoveCodec(game)
+    codec = MoveCodec(game)
     seat = game.to_act[0]
     legal, count = codec.legal_to_wire(seat)
     now = time.monotonic()
-    request = wire.Request(
+    request = Request(
         ident,
         seat,
         game.phase.value,
@@ -187,8 +198,8 @@ def ask(game: Game, ident: int) -> tuple[wire.Connection, wire.MoveCodec, wire.R
         now + 1,
         legal_set=frozenset(legal) if count == 0 else frozenset(),
     )
-    connection = wire.Connection("fuzz", "s")
-    connection.hello(wire.Hello(1, "s", "fuzz"))
+    connection = Connection("fuzz", "s")
+    connection.hello(Hello(1, "s", "fuzz"))
     connection.request(request, [])
     return connection, codec, request
 
@@ -205,15 +216,15 @@ class TestValidation:
             if request.kind == "pass":
                 move = list(data.draw(st.permutations(move)))
         reply_id = data.draw(st.sampled_from([ident, ident, ident + 1, 10**12]))
-        message = wire.decode(packb({"type": "move", "id": reply_id, "move": move}))
+        message = decode(packb({"type": "move", "id": reply_id, "move": move}))
         legal = reply_id == ident and engine_accepts(game, request, move)
         result = connection.receive(message, codec)
-        assert type(result) in (wire.Accepted, wire.Invalid)
-        assert (type(result) is wire.Accepted) == legal, (request.legal, move, result)
-        if type(result) is wire.Accepted:
+        assert type(result) in (Accepted, Invalid)
+        assert (type(result) is Accepted) == legal, (request.legal, move, result)
+        if type(result) is Accepted:
             assert result.request is request
             game.push(request.seat, result.move)
-        elif reply_id != ident and type(message) is wire.MoveReply:
+        elif reply_id != ident and type(message) is MoveReply:
             assert result.status is FaultStatus.PROTOCOL
 
     @FUZZ
@@ -224,18 +235,18 @@ class TestValidation:
         legal = list(game.legal_moves(request.seat))
         move = data.draw(st.sampled_from(legal))
         result = connection.receive(
-            wire.decode(
+            decode(
                 packb({"type": "move", "id": 7, "move": codec.move_to_wire(request.kind, move)})
             ),
             codec,
         )
-        assert type(result) is wire.Accepted
+        assert type(result) is Accepted
         expected = tuple(sorted(move)) if request.kind == "pass" else move
         got = tuple(sorted(result.move)) if request.kind == "pass" else result.move
         assert got == expected
 
 
-def engine_accepts(game: Game, request: wire.Request, move: object) -> bool:
+def engine_accepts(game: Game, request: Request, move: object) -> bool:
     """Whether the wire ``move`` names a move the engine finds legal for the request's seat."""
     names = game.deck.index
     try:

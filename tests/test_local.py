@@ -8,7 +8,7 @@ import msgpack
 import pytest
 from ohseven.core.rules import OH_HELL, OH_SEVEN, new_game
 from ohseven.core.table import LinkBase, Request, Table
-from ohseven.referee.play import connection as wire
+from ohseven.referee.play.connection import Connection, Hello
 from ohseven.referee.records import TimeControl
 from ohseven.sdk import Bot, View
 from ohseven.sdk.local import local_game
@@ -42,8 +42,8 @@ class Recorder(Bot):
 def referee_requests(game_name: str, players: int, seed: int, clock: TimeControl) -> list:
     """Seat 0's requests as the referee frames them (``Connection.request``) for the same
     game and time control, every seat answering its first legal move."""
-    connection = wire.Connection("bot", "secret")
-    assert connection.hello(wire.Hello(1, "secret", "")) is not None
+    connection = Connection("bot", "secret")
+    assert connection.hello(Hello(1, "secret", "")) is not None
     frames: list[dict[str, Any]] = []
 
     class Framed(LinkBase):

@@ -9,8 +9,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import Phase, new_game
-from ohseven.core.table import request_message
-from ohseven.referee.play import connection as wire
+from ohseven.core.table import Request, request_message
+from ohseven.referee.play.connection import (
+    MAX_DEPTH,
+    MAX_ERROR,
+    MAX_FRAME,
+    Accepted,
+    Connection,
+    Hello,
+    Invalid,
+    Late,
+    MoveCodec,
+    MoveReply,
+    ProtocolStateError,
+    State,
+    decode,
+)
 from ohseven.referee.records import FaultStatus
 
 
@@ -34,17 +48,15 @@ plain = st.recursive(
 class TestDecode:
     def test_hello(self):
         """A well-formed hello decodes to a Hello with its fields."""
-        assert wire.decode(pack(HELLO)) == wire.Hello(1, "s3cret", "test 1.0")
+        assert decode(pack(HELLO)) == Hello(1, "s3cret", "test 1.0")
 
     def test_move(self):
         """A well-formed move decodes to its id and raw wire move."""
-        assert wire.decode(move(7, ["3H", "7C"])) == wire.MoveReply(7, ["3H", "7C"])
+        assert decode(move(7, ["3H", "7C"])) == MoveReply(7, ["3H", "7C"])
 
     def test_unknown_keys_are_ignored(self):
         """Extra keys do not make a message malformed (forward compatibility)."""
-        assert wire.decode(pack({**HELLO, "extra": [1, {"a": None}]})) == wire.Hello(
-            1, "s3cret", "test 1.0"
-        )
+        assert decode(pack({**HELLO, "extra": [1, {"a": None}]})) == Hello(1, "s3cret", "test 1.0")
 
     @pytest.mark.parametrize(
         ("hello", "problem"),
@@ -58,11 +70,11 @@ class TestDecode:
     def test_a_hello_wrong_in_one_field_names_the_problem(self, hello, problem):
         """A hello with a readable secret but a bad label or protocol is a Hello with the
         problem (so the referee can answer it); the connection refuses it."""
-        result = wire.decode(pack(hello))
-        assert type(result) is wire.Hello and problem in result.problem
-        connection = wire.Connection("bot", "s3cret")
+        result = decode(pack(hello))
+        assert type(result) is Hello and problem in result.problem
+        connection = Connection("bot", "s3cret")
         assert connection.hello(result) is None
-        assert connection.state is wire.State.AWAITING_HELLO
+        assert connection.state is State.AWAITING_HELLO
 
     @pytest.mark.parametrize(
         "frame",
@@ -90,14 +102,14 @@ class TestDecode:
     )
     def test_malformed(self, frame):
         """Every frame that is not a well-shaped message is classified malformed."""
-        result = wire.decode(frame)
-        assert type(result) is wire.Invalid
+        result = decode(frame)
+        assert type(result) is Invalid
         assert result.status is FaultStatus.MALFORMED
 
     def test_too_large(self):
         """A frame over 64 KiB is malformed even if it is valid msgpack."""
-        frame = pack({"type": "move", "id": 1, "move": "x" * wire.MAX_FRAME})
-        assert wire.decode(frame).status is FaultStatus.MALFORMED
+        frame = pack({"type": "move", "id": 1, "move": "x" * MAX_FRAME})
+        assert decode(frame).status is FaultStatus.MALFORMED
 
     def test_nesting_limit(self):
         """Nesting up to MAX_DEPTH levels is accepted, one more is malformed."""
@@ -108,32 +120,32 @@ class TestDecode:
                 value = [value]
             return {"type": "move", "id": 1, "move": value}
 
-        assert type(wire.decode(pack(nested(wire.MAX_DEPTH)))) is wire.MoveReply
-        assert wire.decode(pack(nested(wire.MAX_DEPTH + 1))).status is FaultStatus.MALFORMED
+        assert type(decode(pack(nested(MAX_DEPTH)))) is MoveReply
+        assert decode(pack(nested(MAX_DEPTH + 1))).status is FaultStatus.MALFORMED
 
     def test_very_deep_nesting(self):
         """Thousands of nested arrays in 64 KiB neither raise nor recurse."""
         frame = b"\x81\xa4move" + b"\x91" * 60000 + b"\xc0"
-        assert wire.decode(frame).status is FaultStatus.MALFORMED
+        assert decode(frame).status is FaultStatus.MALFORMED
 
     @settings(max_examples=300, deadline=None)
     @given(st.binary(max_size=300))
     def test_any_bytes(self, frame):
         """Arbitrary bytes never raise: they decode to a message or an Invalid."""
-        assert type(wire.decode(frame)) in (wire.Hello, wire.MoveReply, wire.Invalid)
+        assert type(decode(frame)) in (Hello, MoveReply, Invalid)
 
     @settings(max_examples=300, deadline=None)
     @given(plain, st.sampled_from(["move", "hello", "x"]))
     def test_any_structure(self, value, kind):
         """Arbitrary msgpack values in any field never raise."""
         frame = pack({"type": kind, "id": value, "move": value, "secret": value, "bot": value})
-        assert type(wire.decode(frame)) in (wire.Hello, wire.MoveReply, wire.Invalid)
+        assert type(decode(frame)) in (Hello, MoveReply, Invalid)
 
 
-def request_for(game, seat: int, ident: int) -> wire.Request:
-    codec = wire.MoveCodec(game)
+def request_for(game, seat: int, ident: int) -> Request:
+    codec = MoveCodec(game)
     legal, count = codec.legal_to_wire(seat)
-    return wire.Request(
+    return Request(
         id=ident,
         seat=seat,
         kind=game.phase.value,
@@ -147,29 +159,29 @@ def request_for(game, seat: int, ident: int) -> wire.Request:
 
 
 class TestConnection:
-    def make(self) -> wire.Connection:
-        connection = wire.Connection("bot", "s3cret")
-        assert connection.hello(wire.Hello(1, "s3cret", "label")) is not None
+    def make(self) -> Connection:
+        connection = Connection("bot", "s3cret")
+        assert connection.hello(Hello(1, "s3cret", "label")) is not None
         return connection
 
     def test_hello_welcome(self):
         """A hello with the right secret gets a welcome naming the bot and makes it READY."""
-        connection = wire.Connection("mybot", "s3cret")
-        answer = connection.hello(wire.Hello(1, "s3cret", "label"))
+        connection = Connection("mybot", "s3cret")
+        answer = connection.hello(Hello(1, "s3cret", "label"))
         assert msgpack.unpackb(answer) == {"type": "welcome", "protocol": 1, "name": "mybot"}
-        assert connection.state is wire.State.READY
+        assert connection.state is State.READY
         assert connection.label == "label"
 
-    @pytest.mark.parametrize("hello", [wire.Hello(1, "wrong", ""), wire.Hello(2, "s3cret", "")])
+    @pytest.mark.parametrize("hello", [Hello(1, "wrong", ""), Hello(2, "s3cret", "")])
     def test_hello_refused(self, hello):
         """A wrong secret or protocol version is refused and the state does not change."""
-        connection = wire.Connection("bot", "s3cret")
+        connection = Connection("bot", "s3cret")
         assert connection.hello(hello) is None
-        assert connection.state is wire.State.AWAITING_HELLO
+        assert connection.state is State.AWAITING_HELLO
 
     def test_second_hello_is_protocol_fault(self):
         """A hello on a READY connection is a protocol fault."""
-        result = self.make().receive(wire.Hello(1, "s3cret", ""), None)
+        result = self.make().receive(Hello(1, "s3cret", ""), None)
         assert result.status is FaultStatus.PROTOCOL
 
     def test_request_reply_cycle(self):
@@ -180,14 +192,14 @@ class TestConnection:
         frame = connection.request(request, [])
         sent = msgpack.unpackb(frame)
         assert sent["id"] == 5 and sent["kind"] == "bid" and sent["legal"] == request.legal
-        assert connection.state is wire.State.AWAITING_MOVE
-        result = connection.receive(wire.MoveReply(5, request.legal[0]), wire.MoveCodec(game))
-        assert type(result) is wire.Accepted
+        assert connection.state is State.AWAITING_MOVE
+        result = connection.receive(MoveReply(5, request.legal[0]), MoveCodec(game))
+        assert type(result) is Accepted
         assert result.move == game.deck.parse(request.legal[0])
         connection.answered()
-        assert connection.state is wire.State.READY
-        again = connection.receive(wire.MoveReply(5, request.legal[0]), wire.MoveCodec(game))
-        assert again == wire.Late(5)
+        assert connection.state is State.READY
+        again = connection.receive(MoveReply(5, request.legal[0]), MoveCodec(game))
+        assert again == Late(5)
 
     def test_the_request_frame_is_the_core_message(self):
         """The frame a bot process is sent is the core's request message (the one the SDK's
@@ -205,34 +217,34 @@ class TestConnection:
         connection = self.make()
         connection.request(request_for(game, 0, 9), [])
         connection.expire()
-        assert connection.receive(wire.MoveReply(9, "0C"), wire.MoveCodec(game)) == wire.Late(9)
-        assert connection.state is wire.State.READY
+        assert connection.receive(MoveReply(9, "0C"), MoveCodec(game)) == Late(9)
+        assert connection.state is State.READY
 
     def test_unknown_id_while_awaiting(self):
         """A reply to an id never sent is a protocol fault."""
         game = new_game("oh-seven", 3, 1)
         connection = self.make()
         connection.request(request_for(game, 0, 9), [])
-        result = connection.receive(wire.MoveReply(10, "0C"), wire.MoveCodec(game))
+        result = connection.receive(MoveReply(10, "0C"), MoveCodec(game))
         assert result.status is FaultStatus.PROTOCOL
 
     def test_unsolicited_move(self):
         """A move when nothing is asked is a protocol fault."""
-        result = self.make().receive(wire.MoveReply(1, "0C"), None)
+        result = self.make().receive(MoveReply(1, "0C"), None)
         assert result.status is FaultStatus.PROTOCOL
 
     def test_closed_ignores_everything(self):
         """A closed connection ignores every message."""
         connection = self.make()
         connection.close()
-        assert connection.receive(wire.MoveReply(1, "0C"), None) is None
-        assert connection.receive(wire.Invalid(FaultStatus.MALFORMED, "x"), None) is None
+        assert connection.receive(MoveReply(1, "0C"), None) is None
+        assert connection.receive(Invalid(FaultStatus.MALFORMED, "x"), None) is None
 
     def test_referee_misuse_raises(self):
         """Requesting on a connection that is not READY is the referee's error."""
         game = new_game("oh-seven", 3, 1)
-        connection = wire.Connection("bot", "s")
-        with pytest.raises(wire.ProtocolStateError, match="awaiting_hello"):
+        connection = Connection("bot", "s")
+        with pytest.raises(ProtocolStateError, match="awaiting_hello"):
             connection.request(request_for(game, 0, 1), [])
 
 
@@ -259,8 +271,8 @@ class TestAccept:
     """``Connection.accept``: the referee's one-step path for the usual reply."""
 
     def awaiting(self, game, ident: int = 7):
-        connection = wire.Connection("bot", "s3cret")
-        connection.hello(wire.Hello(1, "s3cret", ""))
+        connection = Connection("bot", "s3cret")
+        connection.hello(Hello(1, "s3cret", ""))
         request = request_for(game, game.to_act[0], ident)
         connection.request(request, [])
         return connection, request
@@ -269,18 +281,18 @@ class TestAccept:
         """A legal card answering the pending id is played; a repeat of it is then late."""
         game = new_game("oh-seven", 3, 1)
         connection, request = self.awaiting(game)
-        codec = wire.MoveCodec(game)
+        codec = MoveCodec(game)
         answer = connection.accept(move(7, request.legal[0]), codec)
         assert answer == (request, game.deck.parse(request.legal[0]))
-        assert connection.state is wire.State.READY and connection.pending is None
+        assert connection.state is State.READY and connection.pending is None
         assert connection.accept(move(7, request.legal[0]), codec) is None
-        assert connection.receive(wire.decode(move(7, request.legal[0])), codec) == wire.Late(7)
+        assert connection.receive(decode(move(7, request.legal[0])), codec) == Late(7)
 
     def test_numeric_bid_is_accepted(self):
         """An Oh Hell bid (a number of tricks) in the legal list is accepted as that number."""
         game = new_game("oh-hell", 3, 1)
         connection, request = self.awaiting(game)
-        assert connection.accept(move(7, request.legal[-1]), wire.MoveCodec(game)) == (
+        assert connection.accept(move(7, request.legal[-1]), MoveCodec(game)) == (
             request,
             request.legal[-1],
         )
@@ -303,8 +315,8 @@ class TestAccept:
         """Every other frame returns None and leaves the request pending."""
         game = new_game("oh-seven", 3, 1)
         connection, request = self.awaiting(game)
-        assert connection.accept(frame, wire.MoveCodec(game)) is None
-        assert connection.pending is request and connection.state is wire.State.AWAITING_MOVE
+        assert connection.accept(frame, MoveCodec(game)) is None
+        assert connection.pending is request and connection.state is State.AWAITING_MOVE
 
     @settings(max_examples=150, deadline=None)
     @given(
@@ -316,7 +328,7 @@ class TestAccept:
         when it declines."""
         for game in games_at_every_kind(seed):
             connection, request = self.awaiting(game)
-            codec = wire.MoveCodec(game)
+            codec = MoveCodec(game)
             value = data.draw(
                 st.sampled_from(request.legal)
                 | st.sampled_from(list(game.deck.names))
@@ -335,13 +347,13 @@ class TestAccept:
                 )
             )
             frame = pack(message)
-            full = connection.receive(wire.decode(frame), codec)
+            full = connection.receive(decode(frame), codec)
             answer = connection.accept(frame, codec)
             if answer is None:
                 assert connection.pending is request
             else:
-                assert type(full) is wire.Accepted and answer == (full.request, full.move)
-                assert connection.pending is None and connection.state is wire.State.READY
+                assert type(full) is Accepted and answer == (full.request, full.move)
+                assert connection.pending is None and connection.state is State.READY
 
 
 class TestNotedReplies:
@@ -351,7 +363,7 @@ class TestNotedReplies:
         """Two connections awaiting the same request, the second with its replies noted."""
         plain, _ = TestAccept().awaiting(game)
         noted, request = TestAccept().awaiting(game)
-        noted.expect(wire.MoveCodec(game))
+        noted.expect(MoveCodec(game))
         return plain, noted, request
 
     def test_every_usual_reply_is_noted(self):
@@ -362,7 +374,7 @@ class TestNotedReplies:
                 assert noted.replies is None  # a pass takes the unpacking path
                 continue
             assert noted.replies is not None and len(noted.replies) == len(set(request.legal))
-            codec = wire.MoveCodec(game)
+            codec = MoveCodec(game)
             for value in request.legal:
                 frame = move(7, value)
                 assert noted.replies[frame] == codec.move_from_wire(request, value)
@@ -391,7 +403,7 @@ class TestNotedReplies:
                     ]
                 )
             )
-            codec = wire.MoveCodec(game)
+            codec = MoveCodec(game)
             expected, answer = unnoted.accept(frame, codec), noted.accept(frame, codec)
             assert (expected is None) is (answer is None)
             if answer is not None:
@@ -403,7 +415,7 @@ class TestNotedReplies:
         """Once answered, expired or replaced, the request's noted replies are gone: a repeated
         frame is not taken again."""
         game = new_game("oh-seven", 3, 1)
-        codec = wire.MoveCodec(game)
+        codec = MoveCodec(game)
         _, connection, request = self.pair(game)
         frame = move(7, request.legal[0])
         assert connection.accept(frame, codec) == (request, codec.index[request.legal[0]])
@@ -425,24 +437,24 @@ class TestBotErrorReport:
         and carries the bot's report with it."""
         game = new_game("oh-seven", 3, 1)
         connection, request = TestAccept().awaiting(game)
-        codec = wire.MoveCodec(game)
+        codec = MoveCodec(game)
         frame = pack({"type": "move", "id": 7, "move": request.legal[0], "error": "KeyError: x"})
         assert connection.accept(frame, codec) is None
-        assert connection.state is wire.State.AWAITING_MOVE
-        result = connection.receive(wire.decode(frame), codec)
-        assert type(result) is wire.Accepted and result.error == "KeyError: x"
+        assert connection.state is State.AWAITING_MOVE
+        result = connection.receive(decode(frame), codec)
+        assert type(result) is Accepted and result.error == "KeyError: x"
         assert result.move == game.deck.parse(request.legal[0])
 
     @pytest.mark.parametrize("report", [7, None, "", "   ", ["x"]])
     def test_a_non_text_or_empty_error_is_ignored(self, report):
         """An ``error`` that is not a non-empty string reports nothing (the move still counts)."""
-        message = wire.decode(pack({"type": "move", "id": 3, "move": "5H", "error": report}))
-        assert message == wire.MoveReply(3, "5H")
+        message = decode(pack({"type": "move", "id": 3, "move": "5H", "error": report}))
+        assert message == MoveReply(3, "5H")
 
     def test_a_long_report_is_bounded(self):
         """A report is kept to MAX_ERROR characters."""
-        message = wire.decode(pack({"type": "move", "id": 3, "move": "5H", "error": "e" * 9000}))
-        assert type(message) is wire.MoveReply and len(message.error) == wire.MAX_ERROR
+        message = decode(pack({"type": "move", "id": 3, "move": "5H", "error": "e" * 9000}))
+        assert type(message) is MoveReply and len(message.error) == MAX_ERROR
 
 
 class TestMoveCodec:
@@ -458,7 +470,7 @@ class TestMoveCodec:
         """Every move a random game makes survives to_wire -> from_wire against its request."""
         name, players, options = table
         game = new_game(name, players, seed, options)
-        codec = wire.MoveCodec(game)
+        codec = MoveCodec(game)
         rng = random.Random(seed)
         ident = 0
         while not game.is_over:
@@ -475,7 +487,7 @@ class TestMoveCodec:
     def test_kinds_of_fault(self):
         """Wrong types are malformed; right types that are not legal are illegal."""
         game = new_game("oh-seven", 3, 4, {"passing": True})
-        codec = wire.MoveCodec(game)
+        codec = MoveCodec(game)
         bid = request_for(game, 0, 1)
         hand = bid.legal
         outside = next(n for n in game.deck.names if n not in hand)
@@ -496,5 +508,5 @@ class TestMoveCodec:
         seat = hell.to_act[0]
         request = request_for(hell, seat, 3)
         assert request.legal == [0, 1]
-        assert wire.MoveCodec(hell).move_from_wire(request, True).status is FaultStatus.MALFORMED
-        assert wire.MoveCodec(hell).move_from_wire(request, 2).status is FaultStatus.ILLEGAL
+        assert MoveCodec(hell).move_from_wire(request, True).status is FaultStatus.MALFORMED
+        assert MoveCodec(hell).move_from_wire(request, 2).status is FaultStatus.ILLEGAL

@@ -24,13 +24,12 @@ def commands() -> dict[str, ModuleType]:
     # deferred: the commands need the referee extra; without it, --help says what to install
     try:
         from ohseven.referee.cli import authors as authors_cli
-        from ohseven.referee.cli import check_bot as checkbot
+        from ohseven.referee.cli import check_bot, simulate
         from ohseven.referee.cli import match as match_cli
         from ohseven.referee.cli import play as play_cli
         from ohseven.referee.cli import publish as publish_cli
         from ohseven.referee.cli import replay as replay_cli
         from ohseven.referee.cli import serve as serve_cli
-        from ohseven.referee.cli import simulate
         from ohseven.referee.cli import submit as submit_cli
         from ohseven.referee.cli import tourney as tourney_cli
         from ohseven.referee.cli import view as view_cli
@@ -45,7 +44,7 @@ def commands() -> dict[str, ModuleType]:
         "simulate": simulate,
         "match": match_cli,
         "play": play_cli,
-        "check-bot": checkbot,
+        "check-bot": check_bot,
         "tourney": tourney_cli,
         "publish": publish_cli,
         "view": view_cli,

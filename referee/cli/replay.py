@@ -43,7 +43,7 @@ from ohseven.referee.cli.bot_args import (
     output_tail,
 )
 from ohseven.referee.fault_report import FaultSite, author_paths, group_faults, render_groups
-from ohseven.referee.play import connection as wire
+from ohseven.referee.play.connection import MoveReply, decode
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.referee import Referee
@@ -178,8 +178,8 @@ def ask(
 
     def on_frame(sender: Contestant, frame: bytes) -> None:
         if not raw:
-            message = wire.decode(frame)
-            if type(message) is wire.MoveReply:
+            message = decode(frame)
+            if type(message) is MoveReply:
                 raw.append(message.move)
 
     with Referee(spec, sandbox, max_restarts=0, on_frame=on_frame) as referee:

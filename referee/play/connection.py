@@ -49,7 +49,7 @@ __all__ = [
     "decode",
     "encode",
     "welcome",
-    "error",
+    "error_message",
     "events_message",
     "shutdown_message",
 ]
@@ -219,7 +219,7 @@ def welcome(name: str) -> bytes:
     return encode({"type": "welcome", "protocol": PROTOCOL_VERSION, "name": name})
 
 
-def error(reason: str) -> bytes:
+def error_message(reason: str) -> bytes:
     return encode({"type": "error", "reason": reason})
 
 

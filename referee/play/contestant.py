@@ -5,7 +5,7 @@ changes them; everyone else reads them."""
 from __future__ import annotations
 
 import attrs
-from ohseven.referee.play import connection as wire
+from ohseven.referee.play.connection import Connection, State
 from ohseven.referee.records import BotSpec, FaultStatus
 from ohseven.referee.sandbox.process import BotProcess
 
@@ -23,7 +23,7 @@ class Contestant:
     index: int
     spec: BotSpec
     process: BotProcess | None = None
-    connection: wire.Connection | None = None
+    connection: Connection | None = None
     routing_id: bytes | None = None
     restarts: int = 0
     launches: int = 0  # processes started in this match (restarts and fresh deals included)
@@ -47,8 +47,8 @@ class Contestant:
         return (
             not self.dropped
             and connection is not None
-            and connection.state is not wire.State.AWAITING_HELLO
-            and connection.state is not wire.State.CLOSED
+            and connection.state is not State.AWAITING_HELLO
+            and connection.state is not State.CLOSED
         )
 
     def output(self) -> str:

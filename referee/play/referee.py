@@ -40,9 +40,22 @@ import attrs
 import zmq
 from ohseven.core import seeds
 from ohseven.core.rules import Game
-from ohseven.core.table import Fallback, Link, OnMove, Table
+from ohseven.core.table import Fallback, Link, OnMove, Request, Table
 from ohseven.referee.fault_report import exit_text
-from ohseven.referee.play import connection as wire
+from ohseven.referee.play.connection import (
+    MAX_TRANSPORT_FRAME,
+    Accepted,
+    Connection,
+    Hello,
+    Invalid,
+    Late,
+    MoveCodec,
+    State,
+    decode,
+    error_message,
+    events_message,
+    shutdown_message,
+)
 from ohseven.referee.play.contestant import Contestant
 from ohseven.referee.play.descriptors import (
     FD_RESERVE,
@@ -111,7 +124,7 @@ class BotLink:
             else:  # its rest is checked now: a CPU reading after the thaw would count its work
                 process.thaw()
 
-    def send(self, table: Table, request: wire.Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
         bot = self.bot
         connection = bot.connection
         assert connection is not None
@@ -127,10 +140,10 @@ class BotLink:
             pass  # a peer that is gone or has a full queue loses the frame and will time out
 
     def tell(self, events: list[dict[str, Any]]) -> None:
-        self.referee._send(self.bot.routing_id, wire.events_message(events))
+        self.referee._send(self.bot.routing_id, events_message(events))
 
     def faulted(
-        self, table: Table, seat: int, status: FaultStatus, request: wire.Request | None
+        self, table: Table, seat: int, status: FaultStatus, request: Request | None
     ) -> None:
         bot = self.bot
         if bot.connection is not None:
@@ -181,7 +194,7 @@ class Referee:
         #: the table of the game being played (None between games)
         self.table: Table | None = None
         self.seat_of: dict[int, int] = {}  # bot index -> seat in the game being played
-        self.codec: wire.MoveCodec | None = None
+        self.codec: MoveCodec | None = None
         self.bots_at: list[Contestant | None] = []
         self.env = dict(env or {})  # added to every bot's environment
         self.on_frame = on_frame
@@ -193,7 +206,7 @@ class Referee:
         #: (:meth:`_settle`): the processes that answered and come to rest, and the connections
         #: just asked
         self.to_rest: list[BotProcess] = []
-        self.asked: list[wire.Connection] = []  # their replies are to be noted (``expect``)
+        self.asked: list[Connection] = []  # their replies are to be noted (``expect``)
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
         # the sandbox hands to that bot's uid; the parent can be traversed, not listed.
         self.socket_dir = tempfile.mkdtemp(prefix="ohseven-")
@@ -201,7 +214,7 @@ class Referee:
         self.context = zmq.Context()
         sock = self.context.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.MAXMSGSIZE, wire.MAX_TRANSPORT_FRAME)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_TRANSPORT_FRAME)
         sock.setsockopt(zmq.RCVHWM, 1000)
         sock.setsockopt(zmq.SNDHWM, 1000)
         self.socket = sock
@@ -321,7 +334,7 @@ class Referee:
             if bot.launches > 1:
                 self.next_id += self._id_jump(bot)
             secret = secrets.token_hex(16)
-            bot.connection = wire.Connection(bot.spec.name, secret)
+            bot.connection = Connection(bot.spec.name, secret)
             self._bind(bot)
             env = {
                 "OHSEVEN_ENDPOINT": bot.endpoint,
@@ -348,9 +361,7 @@ class Referee:
         deadline = self.clock() + self.spec.time_control.start_seconds
         while True:
             waiting = [
-                b
-                for b in waiting
-                if b.connection and b.connection.state is wire.State.AWAITING_HELLO
+                b for b in waiting if b.connection and b.connection.state is State.AWAITING_HELLO
             ]
             for bot in waiting:
                 code = bot.process.poll() if bot.process else None
@@ -500,8 +511,8 @@ class Referee:
         seen[0] += 1
         if seen[0] <= STRANGER_FRAMES:
             if len(parts) == 1:
-                message = wire.decode(parts[0].bytes)
-                if type(message) is wire.Hello:
+                message = decode(parts[0].bytes)
+                if type(message) is Hello:
                     self._hello(rid, message)
             return
         bot = seen[1]
@@ -550,17 +561,17 @@ class Referee:
             if answer is not None:  # the usual case: the legal move asked for
                 self._apply(state, *answer)
                 return
-        message = wire.decode(frames[1]) if len(frames) == 2 else None
+        message = decode(frames[1]) if len(frames) == 2 else None
         if message is None:
-            message = wire.Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
+            message = Invalid(FaultStatus.MALFORMED, f"a message of {len(frames) - 1} frames")
         if bot is None or connection is None:
-            if bot is None and type(message) is wire.Hello:
+            if bot is None and type(message) is Hello:
                 self._hello(rid, message)
             return  # unauthenticated frames are dropped
         result = connection.receive(message, codec)
-        if result is None or isinstance(result, wire.Late):
+        if result is None or isinstance(result, Late):
             return
-        if isinstance(result, wire.Accepted):
+        if isinstance(result, Accepted):
             connection.answered()
             assert state is not None  # a move is accepted only during a game
             self._apply(state, result.request, result.move, result.error)
@@ -568,7 +579,7 @@ class Referee:
         self._fault(bot, result.status, result.detail)
 
     def _apply(
-        self, state: Table | None, request: wire.Request, move: Any, error: str | None = None
+        self, state: Table | None, request: Request, move: Any, error: str | None = None
     ) -> None:
         """Hand the accepted ``move`` answering ``request`` to the table."""
         assert state is not None  # a move is accepted only during a game
@@ -581,18 +592,18 @@ class Referee:
                 self.to_rest.append(process)  # its CPU time noted once the requests are out
         state.answer(request, move, error)
 
-    def _hello(self, rid: bytes, hello: wire.Hello) -> None:
+    def _hello(self, rid: bytes, hello: Hello) -> None:
         for bot in self.bots:
             connection = bot.connection
             if (
                 connection is not None
-                and connection.state is wire.State.AWAITING_HELLO
+                and connection.state is State.AWAITING_HELLO
                 and connection.secret == hello.secret
             ):
                 answer = connection.hello(hello)
                 if answer is None:
                     reason = hello.problem or f"unsupported protocol {hello.protocol}"
-                    self._send(rid, wire.error(reason))
+                    self._send(rid, error_message(reason))
                     if hello.problem is not None:
                         self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
                     return
@@ -605,7 +616,7 @@ class Referee:
                         os.unlink(bot.bound[len("ipc://") :])
                 self._send(rid, answer)
                 return
-        self._send(rid, wire.error("unknown secret"))
+        self._send(rid, error_message("unknown secret"))
 
     def _send(self, rid: bytes | None, frame: bytes) -> None:
         # a peer that is gone or has a full queue loses the frame and will time out
@@ -660,7 +671,7 @@ class Referee:
         stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
         for bot in stale:
             if bot.active:
-                self._send(bot.routing_id, wire.shutdown_message())
+                self._send(bot.routing_id, shutdown_message())
             self._disconnect(bot)
         if stale:
             self.start(stale)
@@ -713,7 +724,7 @@ class Referee:
             bot.carry.clear()
             if bot.dropped and FaultStatus.DROPPED not in carried:
                 state.faults.append(Fault(seat, FaultStatus.DROPPED, "dropped"))
-        self.codec = wire.MoveCodec(game)
+        self.codec = MoveCodec(game)
         self.table = state
         try:
             state.run()
@@ -770,7 +781,7 @@ class Referee:
         for bot in self.bots:
             if bot.active and bot.process is not None:
                 bot.process.thaw()
-                self._send(bot.routing_id, wire.shutdown_message())
+                self._send(bot.routing_id, shutdown_message())
         deadline = time.monotonic() + SHUTDOWN_SECONDS
         for bot in self.bots:  # each returns as soon as its bot exits
             if bot.process is not None:
