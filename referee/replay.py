@@ -46,6 +46,8 @@ __all__ = [
     "load_replay",
     "validate_replay",
     "start_game",
+    "MAX_REPLAY_BYTES",
+    "MAX_REPLAY_DEPTH",
     "play_move",
     "game_after",
 ]
@@ -53,6 +55,10 @@ __all__ = [
 FORMAT = "ohseven-replay"
 VERSION = 1
 KINDS = ("pass", "bid", "play")
+#: the largest replay file read (a game of 9 players, every event included, is well under 1 MB)
+MAX_REPLAY_BYTES = 64 << 20
+#: the deepest nesting of a replay's JSON (a replay's own is 5 or 6 levels)
+MAX_REPLAY_DEPTH = 64
 
 
 class ReplayError(ValueError):
@@ -116,14 +122,45 @@ def save_replay(path: str | os.PathLike[str], replay: dict[str, Any]) -> None:
 
 
 def load_replay(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a replay file; raises :class:`ReplayError` if it is not JSON of the right format."""
+    """Read a replay file; raises :class:`ReplayError` if it is not JSON of the right format,
+    larger than :data:`MAX_REPLAY_BYTES` or nested deeper than :data:`MAX_REPLAY_DEPTH`."""
+    where = os.fspath(path)
+    too_large = f"{where}: larger than a replay can be (at most {MAX_REPLAY_BYTES >> 20} MB)"
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > MAX_REPLAY_BYTES:
+            raise ReplayError(too_large)
+        data = handle.read(MAX_REPLAY_BYTES + 1)  # bounded: a device or a growing file too
+    if len(data) > MAX_REPLAY_BYTES:
+        raise ReplayError(too_large)
     try:
-        with open(path, encoding="utf-8") as handle:
-            replay = json.load(handle)
+        replay = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ReplayError(f"{where}: not a UTF-8 text file") from None
     except json.JSONDecodeError as error:
-        raise ReplayError(f"{os.fspath(path)}: not JSON ({error})") from None
-    _check_header(replay, os.fspath(path))
+        raise ReplayError(f"{where}: not JSON ({error})") from None
+    except RecursionError:
+        raise ReplayError(f"{where}: nested deeper than a replay can be") from None
+    if _depth(replay) > MAX_REPLAY_DEPTH:
+        raise ReplayError(
+            f"{where}: nested deeper than a replay can be (more than {MAX_REPLAY_DEPTH} levels)"
+        )
+    _check_header(replay, where)
     return replay
+
+
+def _depth(value: object) -> int:
+    """How deep ``value``'s lists and objects nest (iteratively: any depth is measured)."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            if depth <= MAX_REPLAY_DEPTH:  # past it, the answer is known
+                pending.extend((inner, depth + 1) for inner in item)
+    return deepest
 
 
 def _check_header(replay: object, where: str = "replay") -> None:

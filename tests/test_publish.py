@@ -14,8 +14,10 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -97,6 +99,7 @@ def build_tournament(
     replays: bool = True,
     reveal_seeds: bool = False,
     game_seed=None,
+    site_logs: str | None = None,
 ) -> Path:
     """A round-robin of ``BOTS`` at tables of ``table``; the last ``unfinished`` matches are
     scheduled but not played. ``FAULTY`` times out in the first game of each of its matches."""
@@ -115,6 +118,7 @@ def build_tournament(
         "schedule": {"type": "round-robin", "games_per_table": games_per_match},
         "seed": seed,
         "reveal_seeds": reveal_seeds,
+        **({"site_logs": site_logs} if site_logs else {}),
     }
     with Store.open(out) as store:
         store.setup(digest="d", config=config, secret_fingerprint="f", matches=matches)
@@ -161,7 +165,8 @@ def build_tournament(
 
 @pytest.fixture(scope="module")
 def tourney(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tournament(tmp_path_factory.mktemp("cup"), unfinished=1)
+    # unfinished, its logs shown all the same (the organiser's choice: ``site_logs``)
+    return build_tournament(tmp_path_factory.mktemp("cup"), unfinished=1, site_logs="always")
 
 
 @pytest.fixture(scope="module")
@@ -633,6 +638,100 @@ class TestCommandLine:
         )
         assert done.returncode == 1
         assert "no tournament database" in done.stderr and "Traceback" not in done.stderr
+
+
+#: an SDK bot whose output is its strategy (what rivals would read), with a bug the SDK covers
+#: up (a ``bot_error`` fault: its output is then kept for its page), a little slow to play
+TRACING_BOT = """import sys, time
+from ohseven.sdk import Bot, run
+
+
+class Tracing(Bot):
+    def choose_bid(self, view):
+        print("MY-SECRET-STRATEGY bids low", file=sys.stderr)
+        time.sleep(0.01)
+        return view.legal[0]
+
+    def choose_play(self, view):
+        time.sleep(0.01)
+        return "XX" if not view.tricks else view.legal[0]
+
+
+run(Tracing)
+"""
+
+
+class TestLogsOnTheSite:
+    """A bot's output tells its rivals its strategy: shown once the tournament is complete,
+    unless the organiser says otherwise (``site_logs``)."""
+
+    def test_an_unfinished_tournament_shows_no_logs(self, tmp_path: Path) -> None:
+        out = build_tournament(tmp_path / "cup", unfinished=1)
+        assert load_tournament(out).logs == {}
+        publish(out)
+        assert "ValueError: bad card" not in _published_text(out)
+        complete = build_tournament(tmp_path / "done")
+        assert load_tournament(complete).logs
+        publish(complete)
+        assert "ValueError: bad card" in _published_text(complete)
+
+    @pytest.mark.parametrize("shown", ["always", "never"])
+    def test_the_organiser_decides(self, tmp_path: Path, shown: str) -> None:
+        for unfinished in (0, 1):
+            out = build_tournament(tmp_path / f"{shown}{unfinished}", unfinished=unfinished)
+            with Store.open(out, create=False) as store:
+                config = json.loads(store.meta()["config"])
+                store.set_meta({"config": json.dumps({**config, "site_logs": shown})})
+            assert bool(load_tournament(out).logs) == (shown == "always")
+
+    @pytest.mark.slow
+    def test_publish_on_a_running_league(self, tmp_path: Path) -> None:
+        """A real league in the sandbox, published while it runs: the bot's output is in the
+        database, not on the site."""
+        folder = tmp_path / "league"
+        folder.mkdir()
+        os.chmod(tmp_path, 0o755)
+        os.chmod(folder, 0o755)
+        (folder / "tracing_bot.py").write_text(TRACING_BOT)
+        random_bot = Path(__file__).parent.parent / "example_bots" / "random_bot.py"
+        (folder / "random_bot.py").write_text(random_bot.read_text())
+        (folder / "t.yaml").write_text(
+            "name: league\ngame: oh-seven\ntable_size: 3\nbots:\n"
+            "  - {name: tracing, file: tracing_bot.py}\n"
+            "  - {name: r1, file: random_bot.py}\n  - {name: r2, file: random_bot.py}\n"
+            "schedule: {type: league, games: 5000}\noutput: out\n"
+        )
+        out = folder / "out"
+        referee = subprocess.Popen(
+            [sys.executable, "-m", "ohseven.referee.cli", "tourney", "--quiet", "t.yaml"],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            logged = ""
+            give_up = time.monotonic() + 600
+            while "MY-SECRET-STRATEGY" not in logged:  # a match of the bot is done
+                assert referee.poll() is None, referee.stderr.read() if referee.stderr else ""
+                assert time.monotonic() < give_up, "no match of the bot ended"
+                time.sleep(0.2)
+                if (out / "tournament.sqlite").exists():
+                    with Store.open(out, create=False) as store:
+                        logged = json.dumps(store.all_logs())
+            published = subprocess.run(
+                [sys.executable, "-m", "ohseven.referee.cli", "publish", str(out)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert published.returncode == 0, published.stderr
+            assert referee.poll() is None  # still running: the league is not complete
+            assert (out / "index.html").is_file()
+            assert "MY-SECRET-STRATEGY" not in _published_text(out)
+        finally:
+            os.killpg(referee.pid, signal.SIGINT)
+            referee.communicate(timeout=120)
 
 
 def _published_text(out: Path) -> str:

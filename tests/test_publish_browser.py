@@ -130,6 +130,7 @@ class TestBotPage:
         page.wait_for_selector("#bot-name")
         assert page.inner_text("#bot-name") == FAULTY
         assert "Zero-bid rate" in page.inner_text("#bot-stats")
+        assert "μ ± σ" in page.inner_text(".facts")  # not "M ± Σ" from the uppercase style
         assert "timeout" in page.inner_text("#faults")
         assert "ValueError: bad card" in page.inner_text("#faults pre.log")
         assert HOST not in page.content()  # no path of the organiser's machine

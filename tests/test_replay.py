@@ -10,8 +10,13 @@ from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.core.rules import OhHellGame, OhSevenGame, Phase, new_game
+from ohseven.referee import replay as replay_module
 from ohseven.referee.records import Fault, FaultStatus
 from ohseven.referee.replay import (
+    FORMAT,
+    MAX_REPLAY_BYTES,
+    MAX_REPLAY_DEPTH,
+    VERSION,
     ReplayError,
     game_after,
     load_replay,
@@ -211,6 +216,46 @@ class TestFiles:
 def test_phase_names_are_move_kinds():
     """The move kinds on the wire are the engine's decision phases."""
     assert {Phase.PASS.value, Phase.BID.value, Phase.PLAY.value} == {"pass", "bid", "play"}
+
+
+class TestHostileFiles:
+    """Replay files are given by users: deep, huge or broken, each is a clear ReplayError."""
+
+    def test_a_deep_file(self, tmp_path):
+        path = tmp_path / "deep.json"
+        path.write_text("[" * 200_000 + "]" * 200_000)
+        with pytest.raises(ReplayError, match="nested deeper than a replay can be"):
+            load_replay(path)
+
+    def test_deep_under_the_interpreters_limit(self, tmp_path):
+        """Deep enough to hurt what reads it next, not enough to stop the JSON parser."""
+        path = tmp_path / "deep.json"
+        inner = "[" * 500 + "]" * 500
+        path.write_text(
+            json.dumps({"format": FORMAT, "version": VERSION})[:-1] + f', "x": {inner}}}'
+        )
+        with pytest.raises(ReplayError, match=f"more than {MAX_REPLAY_DEPTH} levels"):
+            load_replay(path)
+
+    def test_a_huge_file(self, tmp_path):
+        path = tmp_path / "huge.json"
+        with open(path, "wb") as handle:
+            handle.truncate(MAX_REPLAY_BYTES + 1)  # sparse: nothing is written
+        with pytest.raises(ReplayError, match="larger than a replay can be"):
+            load_replay(path)
+
+    def test_not_text(self, tmp_path):
+        path = tmp_path / "binary.json"
+        path.write_bytes(b'{"format": "\xff"}')
+        with pytest.raises(ReplayError, match="not a UTF-8 text file"):
+            load_replay(path)
+
+    @given(st.recursive(st.none() | st.integers(), lambda inner: st.lists(inner, max_size=3)))
+    def test_depth_is_measured(self, value):
+        def depth(item):
+            return 1 + max(map(depth, item), default=0) if isinstance(item, list) else 0
+
+        assert replay_module._depth(value) == depth(value)
 
 
 class TestGameAfter:

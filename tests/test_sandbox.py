@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -739,3 +741,73 @@ class TestUidLeases:
         bot.kill()
         with open(os.path.join(uids.uid_lock_dir(), str(uid)), "rb") as handle:
             assert handle.read() == b"clean"
+
+
+class TestMachineWide:
+    """What tells a bot about the machine, the other bots, or what another process read."""
+
+    def test_no_page_cache_probe_nor_sysinfo(self, run):
+        """mincore, cachestat, Linux AIO and RWF_NOWAIT reads (which tell whether a file's
+        pages are cached: what an earlier process of the bot read) and sysinfo (the machine's
+        task count, load and free memory) are refused; plain reads still work."""
+        bot = run("machine_probes", PROBE)
+        assert bot.wait(10) == 0, bot.log()
+        outcomes = {line.split()[0]: line.split()[2] for line in results(bot, "probe")}
+        assert outcomes == dict.fromkeys(["sysinfo", "mincore", "cachestat", "io_setup"], "ENOSYS")
+        # EOPNOTSUPP, which Linux spells ENOTSUP too
+        assert results(bot, "preadv2") == ["nowait ENOTSUP", "plain ok"], bot.log()
+
+    def test_machine_figures_are_the_sandboxs_own(self, run):
+        """The machine-wide files of /proc show static figures of the sandbox's own (the
+        bot's memory limit, counters that never move) or nothing; the pressure figures are
+        hidden. A bot reading them twice while another bot works sees nothing change."""
+        files = ["/proc/loadavg", "/proc/uptime", "/proc/meminfo", "/proc/stat", "/proc/vmstat"]
+        files += ["/proc/diskstats", "/proc/interrupts", "/proc/pressure/cpu"]
+        first = run("read", *files)
+        busy = run("spin")  # another bot at work: tasks, CPU time, interrupts
+        second = run("read", *files)
+        assert first.wait(10) == 0 and second.wait(10) == 0, first.log() + second.log()
+        busy.kill()
+        seen = [
+            dict(line.split(" ", 1) for line in results(bot, "read")) for bot in (first, second)
+        ]
+        assert seen[0] == seen[1], (first.log(), second.log())
+        shown = {path: ast.literal_eval(text) for path, text in seen[0].items()}
+        assert shown["/proc/loadavg"] == "0.00 0.00 0.00 1/1 1\n"
+        assert shown["/proc/uptime"] == "1000.00 1000.00\n"
+        memory = SANDBOXED.limits.memory_mb * 1024
+        assert f"MemTotal:{memory:>15} kB" in shown["/proc/meminfo"]
+        assert f"MemAvailable:{memory:>11} kB" in shown["/proc/meminfo"]
+        cpu_lines = [line for line in shown["/proc/stat"].splitlines() if line.startswith("cpu")]
+        assert len(cpu_lines) == (os.cpu_count() or 1) + 1
+        assert "procs_running 1" in shown["/proc/stat"]
+        for path in ("/proc/vmstat", "/proc/diskstats", "/proc/interrupts"):
+            assert shown[path] == "", path
+        assert "/proc/pressure/cpu" not in shown  # hidden: an empty folder
+        with open("/proc/loadavg") as handle:  # the host's is not the sandbox's
+            assert handle.read() != shown["/proc/loadavg"]
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            [sys.executable, "-c", "import os; print('RESULT cores', os.cpu_count())"],
+            [
+                "node", "-e", "const os = require('os'); "
+                "console.log('RESULT cores', os.cpus().length, os.totalmem(), os.loadavg()[0])",
+            ],
+        ],
+        ids=["python", "node"],
+    )  # fmt: skip
+    def test_runtimes_start(self, dirs, command):
+        """Python and Node.js read these files at start (the cores, the memory) and start."""
+        if shutil.which(command[0]) is None:
+            pytest.skip(f"{command[0]} is not installed")
+        bot = BotProcess(command, name="runtime", bot_dir=None, socket_dir=dirs["sock"],
+                         env={}, config=SANDBOXED)  # fmt: skip
+        try:
+            bot.start()
+            assert bot.wait(30) == 0, bot.log()
+            (cores,) = results(bot, "cores")
+            assert int(cores.split()[0]) == (os.cpu_count() or 1), bot.log()
+        finally:
+            bot.kill()

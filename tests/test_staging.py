@@ -63,7 +63,7 @@ def folder(tmp_path: Path) -> Path:
     return bots
 
 
-def write_config(folder: Path, probe_args: list[str], **extra: str) -> Path:
+def write_config(folder: Path, probe_args: list[str], **extra: object) -> Path:
     config = {
         "name": "spied",
         "game": "oh-seven",
@@ -416,3 +416,82 @@ class TestHostileFolders:
             stage(bots, str(tmp_path / "s"), limits=limits)
         assert error.value.index == 1
         stage(bots, str(tmp_path / "s"), limits=attrs.evolve(limits, total_bytes=4 << 20))
+
+
+LEAGUE = """
+name: league
+game: oh-seven
+table_size: 2
+bots:
+{bots}
+schedule: {{type: league, games: {games}}}
+time_control: {{move_seconds: 2.0, bank_seconds: 10.0, start_seconds: 20.0}}
+output: out
+{extra}
+"""
+
+
+class TestLeagueGoesOn:
+    """In a league a bot whose files cannot be staged is left out with its reason; the others
+    play on."""
+
+    @staticmethod
+    def league(folder: Path, bots: list[str], games: int, extra: str = "") -> Path:
+        path = folder / "league.yaml"
+        path.write_text(LEAGUE.format(bots="\n".join(bots), games=games, extra=extra))
+        return path
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
+    def test_a_newcomer_linking_the_secret_is_left_out(self, folder):
+        """A newcomer whose folder holds a hard link to the league's ``secret.key``: refused
+        (not copied), left out with the reason; the league plays its new games without it."""
+        folder.parent.chmod(0o755)
+        folder.chmod(0o755)
+        regulars = [
+            "  - {name: other, file: other_bot.py}",
+            "  - {name: again, file: other_bot.py}",
+        ]
+        path = self.league(folder, regulars, 2)
+        assert run_tournament(load_config(path), workers=1).complete
+        evil = folder.parent / "evil"  # its own folder, beside the others'
+        evil.mkdir()
+        shutil.copy(HOSTILE, evil / "hostile_bot.py")
+        os.chown(evil, STRANGER, STRANGER)
+        os.link(folder / "out" / "secret.key", evil / "secret.key")
+        newcomer = "  - {name: evil, file: ../evil/hostile_bot.py, args: [steal, secret.key]}"
+        path = self.league(folder, [*regulars, newcomer], 6)
+        done = subprocess.run(
+            [REFEREE, "tourney", "--quiet", str(path)], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        assert "bot evil is left out of this run" in done.stderr
+        assert "evil/secret.key is a file that the owner of the bot's folder" in done.stderr
+        with Store.open(folder / "out", create=False) as store:
+            games = store.games()
+            logs = json.dumps(store.all_logs())
+        assert len(games) == 6
+        assert all("evil" not in stored.record.seats for stored in games)
+        secret = (folder / "out" / "secret.key").read_bytes()
+        assert secret.hex() not in logs and "stolen" not in logs
+
+    def test_a_league_bot_too_large_is_left_out(self, folder):
+        """``staging.bot_mb``: a bot over it is left out of a league (named with the key), and
+        refuses a round-robin's configuration."""
+        with open(folder / "third" / "weights.bin", "wb") as handle:
+            handle.truncate(2 << 20)  # sparse: 2 MB that take no room
+        bots = [
+            "  - {name: other, file: other_bot.py}",
+            "  - {name: again, file: other_bot.py}",
+            "  - {name: third, file: third/third_bot.py}",
+        ]
+        config = load_config(self.league(folder, bots, 2, "staging: {bot_mb: 1}"))
+        assert config.bot_names == ("other", "again")
+        ((name, why),) = config.left_out
+        assert name == "third" and "more than 1 MB of files (key `staging.bot_mb`" in why
+        assert load_config(self.league(folder, bots, 2, "staging: {bot_mb: 3}")).left_out == ()
+        robin = write_config(folder, ["spy", "log"], staging={"bot_mb": 1})
+        with pytest.raises(ConfigError, match=r"key `bots\[2\]`.*key `staging.bot_mb`"):
+            load_config(robin)
+        robin = write_config(folder, ["spy", "log"], staging={"total_mb": 1})
+        with pytest.raises(ConfigError, match=r"key `bots\[2\]`.*key `staging.total_mb`"):
+            load_config(robin)

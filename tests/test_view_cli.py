@@ -93,3 +93,13 @@ class TestErrors:
         out = referee("view", str(path))
         assert out.returncode == 2, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_a_deep_file_is_refused_clearly(tmp_path):
+    """A 200,000-deep JSON file: one clear line, no traceback."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    done = referee("view", str(path))
+    assert done.returncode == 2, done.stderr
+    assert "nested deeper than a replay can be" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1

@@ -15,6 +15,7 @@ import attrs
 from ohseven.core.rules import Rules
 from ohseven.referee.records import BotSpec, TimeControl
 from ohseven.referee.sandbox.settings import Limits
+from ohseven.referee.sandbox.staging import StageLimits
 
 __all__ = [
     "ConfigError",
@@ -29,6 +30,7 @@ __all__ = [
     "DEAL_MODES",
     "LIMIT_KEYS",
     "CLUSTER_BOTS",
+    "SITE_LOGS",
     "is_cluster_address",
 ]
 
@@ -38,6 +40,8 @@ SCHEDULE_TYPES = ("round-robin", "gauntlet", "league")
 DEAL_MODES = ("independent", "duplicate")
 #: how bots reach Dask workers: the same paths on every worker, or shipped from the referee
 CLUSTER_BOTS = ("shared", "ship")
+#: ``site_logs``: when the site shows a bot's output (its strategy's traces: rivals read it)
+SITE_LOGS = ("complete", "always", "never")
 #: resource limits of a bot: the fields of ``sandbox.Limits``; all positive integers but ``cpus``.
 LIMIT_KEYS = tuple(field.name for field in attrs.fields(Limits))
 
@@ -167,6 +171,14 @@ class TourneyConfig:
     document: dict = attrs.field(factory=dict, eq=False)
     #: (bot name, ``staging.tree_digest`` of its staged files): part of ``digest``
     bot_digests: tuple[tuple[str, str], ...] = ()
+    #: how much of the bots' files may be copied for the run (``staging``)
+    staging: StageLimits = StageLimits()
+    #: when the site shows the bots' output: ``complete`` (once the tournament is), ``always``,
+    #: ``never``
+    site_logs: str = "complete"
+    #: (bot name, why) of a league's bots left out of this run: their files cannot be staged
+    left_out: tuple[tuple[str, str], ...] = ()
+
     #: the ``server`` section (used by ``serve`` only)
     server: ServerConfig = ServerConfig()
 

@@ -24,6 +24,8 @@ NOT_IN_DIGEST = (
     "cluster_bots",
     "seed",
     "reveal_seeds",
+    "staging",
+    "site_logs",
     "server",
 )
 
@@ -69,9 +71,13 @@ def staged_digests(
     output: Path,
     source: str,
     mode: str,
-) -> dict[str, str]:
-    """The ``staging.tree_digest`` of each bot's copy; errors (a bot's folder inside the output
-    folder, a private path the sandbox shows every bot) go to ``doc``."""
+    limits: staging.StageLimits,
+    league: bool,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The ``staging.tree_digest`` of each bot's copy, and (for a ``league``) the bots whose
+    files cannot be staged, each with why: they are left out of the run, the others play.
+    Otherwise such errors (a bot's folder inside the output folder, files too large or not
+    its owner's to read) go to ``doc``, as do a private path the sandbox shows every bot."""
     private = staging.referee_paths(str(output), source)
     if mode == "bwrap":  # unsandboxed bots see every file their uid can read anyway
         shown = python_paths()
@@ -80,21 +86,32 @@ def staged_digests(
                 staging.check_views({what: private[what]} if what in private else {}, shown)
             except staging.StagingError as error:
                 doc.error(key, str(error))
+    kept = list(range(len(bots)))
+    left_out: dict[str, str] = {}
+    while True:  # a bot's folder inside a private path: a league leaves it out, plans again
+        try:
+            plans = staging.plan_bots([bots[i].spec for i in kept], private=private)
+            break
+        except staging.StagingError as error:
+            if not league or error.index is None:
+                doc.error(keys[kept[error.index]] if error.index is not None else "", str(error))
+                return {}, {}
+            left_out[bots[kept.pop(error.index)].name] = str(error)
+    # the others are planned with it (its folder is still not theirs to see)
+    failures: dict[int, str] | None = {} if league else None
     try:
-        plans = staging.plan_bots([bot.spec for bot in bots], private=private)
-        # by what the copy holds: the clones of a league (one folder, one command) share one
-        digests: dict[Any, str] = {}
-        named = {}
-        for bot, plan in zip(bots, plans, strict=True):
-            content = None if plan is None else (plan.source, plan.excluded, plan.files)
-            if content not in digests:
-                digests[content] = staging.tree_digest(plan)
-            named[bot.name] = digests[content]
-        return named
+        digests = staging.tree_digests(plans, limits, failures)
     except staging.StagingError as error:
-        key = keys[error.index] if error.index is not None else ""
-        doc.error(key, str(error))
-        return {}
+        doc.error(keys[kept[error.index]] if error.index is not None else "", str(error))
+        return {}, {}
+    for position, why in (failures or {}).items():
+        left_out[bots[kept[position]].name] = why
+    named = {
+        bots[i].name: digest
+        for position, (i, digest) in enumerate(zip(kept, digests, strict=True))
+        if position not in (failures or {})
+    }
+    return named, left_out
 
 
 def config_digests(

@@ -31,6 +31,7 @@ from ohseven.referee.plan.sections import (
     read_sandbox,
     read_schedule,
     read_server,
+    read_staging,
     read_table_sizes,
     read_time_control,
 )
@@ -94,6 +95,8 @@ def load_config_text(
     sandbox = read_sandbox(reader, data)
     ratings = read_ratings(reader, data)
     run = read_run_settings(reader, data)
+    limits = read_staging(reader, data)
+
     server = read_server(reader, data)
     output = None if name is None else read_output(doc, name, run.output, base, out_base)
     if output is not None:
@@ -102,7 +105,14 @@ def load_config_text(
         raise ConfigError(source, doc.errors)
     assert name is not None and rules is not None and output is not None
     # what decides the results is the bots' staged copies (see ``staging``), not just a file
-    staged = staged_digests(doc, listed.bots, listed.keys, output, source, sandbox.mode)
+    league = schedule.type == "league"
+    staged, left_out = staged_digests(
+        doc, listed.bots, listed.keys, output, source, sandbox.mode, limits, league
+    )
+    if left_out:  # a league goes on without them (as if they had left it)
+        pairs = list(zip(listed.keys, listed.bots, strict=True))
+        listed.keys[:] = [key for key, bot in pairs if bot.name not in left_out]
+        listed.bots[:] = [bot for bot in listed.bots if bot.name not in left_out]
     listed.fingerprints.update(staged)
     if doc.errors:
         raise ConfigError(source, doc.errors)
@@ -128,6 +138,9 @@ def load_config_text(
         bot_fingerprints=bot_fingerprints,
         document=data,
         bot_digests=tuple(staged.items()),
+        staging=limits,
+        site_logs=run.site_logs,
+        left_out=tuple(left_out.items()),
         server=server,
     )
 

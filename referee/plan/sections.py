@@ -23,6 +23,7 @@ from ohseven.referee.plan.config import (
     DEAL_MODES,
     LIMIT_KEYS,
     SCHEDULE_TYPES,
+    SITE_LOGS,
     BotEntry,
     RatingsConfig,
     SandboxSettings,
@@ -42,6 +43,7 @@ from ohseven.referee.plan.document import (
 from ohseven.referee.records import BotSpec, TimeControl
 from ohseven.referee.sandbox.paths import bot_folder, extra_path_problem
 from ohseven.referee.sandbox.settings import MODES as SANDBOX_MODES
+from ohseven.referee.sandbox.staging import StageLimits
 
 #: limits that are positive numbers (the others are positive integers)
 _NUMBER_LIMITS = ("cpus",)
@@ -64,6 +66,8 @@ TOP_KEYS = (
     "replays",
     "cluster",
     "cluster_bots",
+    "staging",
+    "site_logs",
     "server",
 )
 BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder")
@@ -587,12 +591,24 @@ class RunSettings:
     replays: bool
     cluster: str | None
     cluster_bots: str
+    site_logs: str = "complete"
+
+
+#: the most local worker processes a run may ask for (each runs a match and its bots)
+MAX_WORKERS = 1024
 
 
 def read_run_settings(reader: Reader, data: dict) -> RunSettings:
     """``workers``, ``output``, ``seed``, ``reveal_seeds``, ``replays``, ``cluster``,
-    ``cluster_bots``."""
-    workers = reader.get(data, "", "workers", is_pos_int, "a positive integer", None)
+    ``cluster_bots``, ``site_logs``."""
+    workers = reader.get(
+        data,
+        "",
+        "workers",
+        lambda v: is_pos_int(v) and v <= MAX_WORKERS,
+        f"a positive integer, at most {MAX_WORKERS} (each worker is a process with its bots)",
+        None,
+    )
     output_raw = reader.get(data, "", "output", is_str, "a directory")
     seed = reader.get(data, "", "seed", lambda v: is_int(v) and v >= 0, "an integer >= 0", None)
     reveal_seeds = reader.get(
@@ -610,7 +626,45 @@ def read_run_settings(reader: Reader, data: dict) -> RunSettings:
         f"one of {', '.join(CLUSTER_BOTS)}",
         "shared",
     )
-    return RunSettings(workers, output_raw, seed, reveal_seeds, replays, cluster, cluster_bots)
+    site_logs = reader.get(
+        data,
+        "",
+        "site_logs",
+        lambda v: v in SITE_LOGS,
+        f"one of {', '.join(SITE_LOGS)}",
+        "complete",
+    )
+    return RunSettings(
+        workers,
+        output_raw,
+        seed,
+        reveal_seeds,
+        replays,
+        cluster,
+        cluster_bots,
+        site_logs,
+    )
+
+
+def read_staging(reader: Reader, data: dict) -> StageLimits:
+    """The ``staging`` section: how many MB of files (apparent sizes) a bot's copy may hold
+    (``bot_mb``) and all the bots' copies together (``total_mb``)."""
+    section = _section(reader, data, "staging")
+    reader.keys(section, "staging", ("bot_mb", "total_mb"))
+    default = StageLimits()
+    bot_mb = reader.get(
+        section, "staging", "bot_mb", is_pos_int, "a positive integer", default.bot_bytes >> 20
+    )
+    total_mb = reader.get(
+        section, "staging", "total_mb", is_pos_int, "a positive integer", default.total_bytes >> 20
+    )
+    return attrs.evolve(
+        default,
+        bot_bytes=bot_mb << 20,
+        total_bytes=total_mb << 20,
+        bot_key="key `staging.bot_mb`",
+        total_key="key `staging.total_mb`",
+    )
 
 
 def read_output(

@@ -126,6 +126,13 @@ def _revealed_secret(
     return None, (secret.hex() if secret is not None else None)
 
 
+def _logs_shown(config: Mapping[str, Any], complete: bool) -> bool:
+    """Whether the site shows the bots' output (``site_logs``): a bot's traces tell its rivals
+    its strategy, so by default only once the tournament is complete."""
+    shown = config.get("site_logs", "complete")
+    return shown == "always" or (shown != "never" and complete)
+
+
 def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
     """Read the tournament in ``output_dir`` from its database (read-only use)."""
     folder = Path(output_dir)
@@ -163,7 +170,9 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         names.extend(stored.record.seats)
     raw_ratings = config.get("ratings")
     ratings_config: Mapping[str, Any] = raw_ratings if isinstance(raw_ratings, Mapping) else {}
-    seed, secret = _revealed_secret(folder, config, len(games) == games_total > 0)
+    complete = len(games) == games_total > 0
+    seed, secret = _revealed_secret(folder, config, complete)
+    logs = logs if _logs_shown(config, complete) else {}
     return Tournament(
         name=str(config.get("name") or folder.resolve().name),
         game=str(config.get("game") or _game_of(games) or OH_SEVEN),

@@ -41,8 +41,6 @@ _ETC_FILES = (
     "/etc/services",
     "/etc/mime.types",
 )
-# Hidden under an empty read-only tmpfs: file-nr, inode-nr, dentry-state (machine-wide counts).
-HIDDEN_PROC = "/proc/sys/fs"
 # Runtimes with a configuration folder per version: every match of these is bound.
 _ETC_GLOBS = ("/etc/java-*", "/etc/jvm", "/etc/mono", "/etc/dotnet", "/etc/R", "/etc/php*")
 #: the ohseven packages a bot needs: the rules core and the SDK (and the example bots); the

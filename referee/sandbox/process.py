@@ -47,7 +47,6 @@ from collections.abc import Mapping, Sequence
 from ohseven.referee.sandbox import cgroups
 from ohseven.referee.sandbox.capture import LogBuffer, drain
 from ohseven.referee.sandbox.paths import (
-    HIDDEN_PROC,
     SANDBOX_SCRATCH,
     SYSTEM_DIRS,
     absolutise,
@@ -60,6 +59,7 @@ from ohseven.referee.sandbox.paths import (
     normalise,
     python_paths,
 )
+from ohseven.referee.sandbox.procfs import HIDDEN_DIRS, proc_files
 from ohseven.referee.sandbox.seccomp import seccomp_program
 from ohseven.referee.sandbox.settings import (
     BotStartError,
@@ -361,7 +361,12 @@ class BotProcess:
                 pass_fds.append(seccomp_fd)
             etc_fds = [_data_fd(name, data) for name, data in etc_data(self.uid).items()]
             pass_fds.extend(etc_fds)
-            argv = self._bwrap_argv(command, info_write, seccomp_fd, etc_fds)
+            proc_fds = {
+                path: _data_fd(os.path.basename(path), data)
+                for path, data in proc_files(config.limits.memory_mb).items()
+            }
+            pass_fds.extend(proc_fds.values())
+            argv = self._bwrap_argv(command, info_write, seccomp_fd, etc_fds, proc_fds)
             cwd = None
         else:
             if self.uid is not None:
@@ -458,7 +463,12 @@ class BotProcess:
         ]  # fmt: skip
 
     def _bwrap_argv(
-        self, command: list[str], info_fd: int, seccomp_fd: int | None, etc_fds: Sequence[int]
+        self,
+        command: list[str],
+        info_fd: int,
+        seccomp_fd: int | None,
+        etc_fds: Sequence[int],
+        proc_fds: Mapping[str, int],
     ) -> list[str]:
         limits = self.config.limits
         argv = [
@@ -488,8 +498,13 @@ class BotProcess:
             elif os.path.isdir(path):
                 argv += ["--ro-bind", path, path]
         argv += ["--proc", "/proc", "--dev", "/dev"]
-        # the machine's counts of open files, inodes and dentries: a signal from another bot
-        argv += ["--size", "4096", "--tmpfs", HIDDEN_PROC, "--remount-ro", HIDDEN_PROC]
+        # the machine's figures that another bot moves at will (see ``procfs``): static
+        # contents in their place, their folders hidden
+        for path, fd in proc_fds.items():
+            argv += ["--perms", "0444", "--ro-bind-data", str(fd), path]
+        for path in HIDDEN_DIRS:
+            if os.path.isdir(path):
+                argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
         argv += ["--perms", "1777", "--size", str(limits.scratch_mb << 20)]
         argv += ["--tmpfs", SANDBOX_SCRATCH]
         # bubblewrap would make /etc (and /etc/ssl) 0700 root: the bot's uid could read nothing

@@ -1,6 +1,8 @@
 """The seccomp filter of sandboxed bots: a classic BPF program handed to bubblewrap that denies
-nested user namespaces, foreign ABIs, syscalls a bot has no use for, and file locks, leases and
-watches (which would carry bits from one sandbox to another)."""
+nested user namespaces, foreign ABIs, syscalls a bot has no use for, file locks, leases and
+watches (which would carry bits from one sandbox to another), the machine's figures of
+``sysinfo`` and the probes of the page cache that read no data (``mincore``, ``cachestat``,
+``RWF_NOWAIT`` reads, Linux AIO), which would tell a process what another one read."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import struct
 
 _CLONE_NEWUSER = 0x10000000
 # Per machine: audit arch, the first number of a foreign ABI sharing the arch (x32), the
-# numbers of clone, unshare, clone3, of the syscalls a bot has no use for, and of fcntl and the
-# syscalls of _SIGNALLING.
+# numbers of clone, unshare, clone3, of the syscalls a bot has no use for, of fcntl and the
+# syscalls of _SIGNALLING, and of preadv2 and pwritev2 and the syscalls of _MACHINE_WIDE.
 SYSCALLS = {
     "x86_64": (
         0xC000003E,
@@ -26,6 +28,8 @@ SYSCALLS = {
         },
         {"fcntl": 72, "flock": 73, "inotify_init": 253, "inotify_add_watch": 254,
          "inotify_init1": 294, "fanotify_init": 300, "fanotify_mark": 301},
+        {"preadv2": 327, "pwritev2": 328, "sysinfo": 99, "mincore": 27, "cachestat": 451,
+         "io_setup": 206},
     ),
     "aarch64": (
         0xC00000B7,
@@ -40,6 +44,8 @@ SYSCALLS = {
         },
         {"fcntl": 25, "flock": 32, "inotify_init1": 26, "inotify_add_watch": 27,
          "fanotify_init": 262, "fanotify_mark": 263},
+        {"preadv2": 286, "pwritev2": 287, "sysinfo": 179, "mincore": 232, "cachestat": 451,
+         "io_setup": 0},
     ),
 }  # fmt: skip
 # Cross-sandbox signals through a file both bots can see (a read-only system file): the answer
@@ -52,6 +58,20 @@ _SIGNALLING = {
     "fanotify_init": errno.EPERM,
     "fanotify_mark": errno.EPERM,
 }
+# What tells a process about the machine or another process: sysinfo's machine-wide task count,
+# load and free memory (the C library's sysconf(_SC_PHYS_PAGES) reads /proc/meminfo when it
+# fails), whether a file's pages are cached without reading them (mincore, cachestat), and Linux
+# AIO, whose iocb may ask for RWF_NOWAIT where the filter cannot see it (libaio users fall back
+# to plain reads on ENOSYS).
+MACHINE_WIDE = {
+    "sysinfo": errno.ENOSYS,
+    "mincore": errno.ENOSYS,
+    "cachestat": errno.ENOSYS,
+    "io_setup": errno.ENOSYS,
+}
+#: ``RWF_NOWAIT``: a read that fails (EAGAIN) rather than wait for the disk, which tells what is
+#: cached; preadv2/pwritev2 with it answer EOPNOTSUPP, as on a file system without it
+RWF_NOWAIT = 0x8
 FCNTL_DENIED = {
     5: errno.ENOLCK,  # F_GETLK
     6: errno.ENOLCK,  # F_SETLK
@@ -73,12 +93,13 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     otherwise bypass the numbers checked); clone3() gets ENOSYS so that the C library falls
     back to clone(), whose flags a classic BPF filter can inspect. File locks, leases and
     watches (flock, the fcntl() commands of ``FCNTL_DENIED``, inotify, fanotify) are denied
-    too: on a file that two bots see they would carry bits from one sandbox to another.
+    too: on a file that two bots see they would carry bits from one sandbox to another; and so
+    are the syscalls of ``MACHINE_WIDE`` and reads and writes with ``RWF_NOWAIT``.
     """
     table = SYSCALLS.get(machine or platform.machine())
     if table is None:
         return None
-    arch, foreign_from, cloning, denied, signalling = table
+    arch, foreign_from, cloning, denied, signalling, probes = table
     allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     code: list[tuple[int, int, int, int]] = [
@@ -95,6 +116,16 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     for name, answer in _SIGNALLING.items():
         if name in signalling:
             code += [(jeq, 0, 1, signalling[name]), (ret, 0, 0, 0x00050000 | answer)]
+    for name, answer in MACHINE_WIDE.items():
+        code += [(jeq, 0, 1, probes[name]), (ret, 0, 0, 0x00050000 | answer)]
+    for name in ("preadv2", "pwritev2"):  # flags: the low half of seccomp_data.args[5]
+        code += [
+            (jeq, 0, 4, probes[name]),
+            (ld, 0, 0, 56),
+            (jset, 0, 1, RWF_NOWAIT),
+            (ret, 0, 0, 0x00050000 | errno.EOPNOTSUPP),
+            (ret, 0, 0, allow),
+        ]
     commands = [(ld, 0, 0, 24)]  # low half of seccomp_data.args[1]: fcntl's command
     for command, answer in FCNTL_DENIED.items():
         commands += [(jeq, 0, 1, command), (ret, 0, 0, 0x00050000 | answer)]

@@ -34,6 +34,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 import yaml
@@ -48,6 +49,7 @@ __all__ = [
     "tree_digest",
     "tree_digests",
     "stage",
+    "stage_each",
     "staged_bots",
     "visible_directory",
     "StageLimits",
@@ -398,24 +400,38 @@ def _measured(plan: Plan | None, limits: StageLimits) -> tuple[str, int]:
         ) from None
 
 
-def tree_digests(plans: Sequence[Plan | None], limits: StageLimits = StageLimits()) -> list[str]:
+def tree_digests(
+    plans: Sequence[Plan | None],
+    limits: StageLimits = StageLimits(),
+    failures: dict[int, str] | None = None,
+) -> list[str]:
     """:func:`tree_digest` of each plan (the clones of a league, whose copies would hold the
     same, are read once and share one copy); raises :class:`StagingError` (with the index of
-    the bot) when one cannot be read, or is too large, or all of them together are."""
+    the bot) when one cannot be read, or is too large, or all of them together are. With
+    ``failures``, such a bot's reason is recorded there (by its index) and its digest is ""."""
     found: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None] | None, str] = {}
+    failed: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None] | None, str] = {}
     digests = []
     total = 0
     for index, plan in enumerate(plans):
         content = None if plan is None else (plan.source, plan.excluded, plan.files)
-        if content not in found:
-            try:
-                found[content], size = _measured(plan, limits)
-            except StagingError as error:
+        try:
+            if content in failed:
+                raise StagingError(failed[content])
+            if content not in found:
+                digest, size = _measured(plan, limits)
+                if total + size > limits.total_bytes:
+                    assert plan is not None
+                    raise StagingError(_too_much(plan.name, limits))
+                found[content] = digest
+                total += size
+        except StagingError as error:
+            if failures is None:
                 raise StagingError(str(error), index) from None
-            total += size
-            if total > limits.total_bytes:
-                assert plan is not None
-                raise StagingError(_too_much(plan.name, limits), index)
+            failures[index] = str(error)
+            failed.setdefault(content, str(error))
+            digests.append("")
+            continue
         digests.append(found[content])
     return digests
 
@@ -504,42 +520,67 @@ def stage(
     :func:`plan_bots`. ``limits`` bound each copy and all of them (:class:`StageLimits`).
     A :class:`StagingError` says which bot (its ``index``).
     """
+    staged = _stage(bots, root, private, expected, keep, discover, limits, None)
+    return tuple(bot for bot in staged if bot is not None)
+
+
+def stage_each(
+    bots: Sequence[BotSpec],
+    root: str,
+    *,
+    private: Mapping[str, str] = {},  # noqa: B006 - read only
+    expected: Mapping[str, str] | None = None,
+    keep: bool = False,
+    limits: StageLimits = StageLimits(),
+) -> tuple[list[BotSpec | None], dict[int, str]]:
+    """:func:`stage`, each bot apart (a league's): a bot whose files cannot be staged gets None
+    and its reason (by its index); the others are staged as if it were there (its folder is
+    still another bot's, left out of theirs). A private path holding a bot's folder still
+    raises :class:`StagingError` (the configuration's mistake, not the bot's)."""
+    failures: dict[int, str] = {}
+    staged = _stage(bots, root, private, expected, keep, False, limits, failures)
+    return staged, failures
+
+
+def _stage(
+    bots: Sequence[BotSpec],
+    root: str,
+    private: Mapping[str, str],
+    expected: Mapping[str, str] | None,
+    keep: bool,
+    discover: bool,
+    limits: StageLimits,
+    failures: dict[int, str] | None,
+) -> list[BotSpec | None]:
+    """:func:`stage`; with ``failures``, what fails for one bot is recorded there instead of
+    raised."""
     _private_root(root)
     key = _key(root) if keep else None
     plans = plan_bots(bots, private={**private, "the staging directory": root}, discover=discover)
-    staged: list[BotSpec] = []
+    staged: list[BotSpec | None] = []
     used = {_KEY_NAME}
     # by what the copy holds: the clones of a league (one folder, one command) share one copy,
-    # which the sandbox shows each of them read-only
-    copies: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None], tuple[str, str]] = {}
+    # which the sandbox shows each of them read-only; a source that failed: its error
+    copies: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None], tuple[str, str] | str] = {}
     total = 0
     for index, (bot, plan) in enumerate(zip(bots, plans, strict=True)):
         if plan is None:
             staged.append(bot)
             continue
         source = (plan.source, plan.excluded, plan.files)
-        if source not in copies:
-            try:
-                digest, size = _measured(plan, limits)
-            except StagingError as error:
-                raise StagingError(str(error), index) from None
-            total += size
-            if total > limits.total_bytes:
-                raise StagingError(_too_much(bot.name, limits), index)
-        else:
-            target, digest = copies[source]
-        if expected is not None and expected.get(bot.name, digest) != digest:
-            raise StagingError(
-                f"bot {bot.name!r}: the files in {plan.source} changed since the configuration "
-                "was read; run again",
-                index,
-            )
-        if source not in copies:  # checked before anything is copied
-            try:
+        try:
+            target, digest, size = _stage_one(bot, plan, source, copies, limits, expected, total)
+            if source not in copies:  # checked before anything is copied
                 target = _copy_once(bot, plan, digest, root, key, used, limits)
-            except StagingError as error:
+                copies[source] = (target, digest)
+                total += size
+        except StagingError as error:
+            if failures is None:
                 raise StagingError(str(error), index) from None
-            copies[source] = (target, digest)
+            failures[index] = str(error)
+            copies.setdefault(source, f"as bot {bot.name!r}, whose files are the same: {error}")
+            staged.append(None)
+            continue
         command = tuple(_rebase(word, plan.source, target) for word in bot.command)
         staged.append(attrs.evolve(bot, command=command, directory=target))
     if keep:
@@ -548,7 +589,37 @@ def stage(
                 path = os.path.join(root, name)
                 if os.path.isdir(path) and not os.path.islink(path):
                     shutil.rmtree(path, ignore_errors=True)
-    return tuple(staged)
+    return staged
+
+
+def _stage_one(
+    bot: BotSpec,
+    plan: Plan,
+    source: tuple[str, tuple[str, ...], tuple[str, ...] | None],
+    copies: Mapping[Any, tuple[str, str] | str],
+    limits: StageLimits,
+    expected: Mapping[str, str] | None,
+    total: int,
+) -> tuple[str, str, int]:
+    """(the copy's folder, or "" when it is still to be made; its digest; the size to copy) of
+    one bot; raises :class:`StagingError` for what keeps the bot from its copy."""
+    known = copies.get(source)
+    if isinstance(known, str):  # a clone of a bot that failed: the same reason
+        raise StagingError(f"bot {bot.name!r}: {known}")
+    size = 0
+    if known is None:
+        digest, size = _measured(plan, limits)
+        if total + size > limits.total_bytes:
+            raise StagingError(_too_much(bot.name, limits))
+        target = ""
+    else:
+        target, digest = known
+    if expected is not None and expected.get(bot.name, digest) != digest:
+        raise StagingError(
+            f"bot {bot.name!r}: the files in {plan.source} changed since the configuration "
+            "was read; run again"
+        )
+    return target, digest, size
 
 
 def _copy_once(

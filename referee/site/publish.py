@@ -327,7 +327,7 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
     cache_path = output / REPLAY_DATA / RATINGS_CACHE
     try:
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         cache = None
     if not isinstance(cache, dict):
         cache = None
@@ -484,7 +484,7 @@ def _publish_replays(
         outcomes = json.loads((folder / "outcomes.json").read_text(encoding="utf-8"))
         if not isinstance(outcomes, dict):
             outcomes = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         outcomes = {}
     changed = False
     replays: list[str] = []

@@ -32,12 +32,12 @@ from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.match import play_match
-from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
+from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
 from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.sandbox.settings import Limits, SandboxConfig
-from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage
+from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage, stage_each
 from ohseven.referee.secret import (
     SECRET_NAME,
     SecretError,
@@ -51,7 +51,7 @@ from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.cluster import ClusterPool
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
-from ohseven.referee.tournament.pool import LocalPool, Pool, Runner
+from ohseven.referee.tournament.pool import GameEnded, Job, LocalPool, MatchEnded, Pool, Runner
 
 __all__ = [
     "run_tournament",
@@ -79,7 +79,7 @@ def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
     return play_match(spec, **kwargs)
 
 
-def sandbox_config(config: TourneyConfig) -> Any:
+def sandbox_config(config: TourneyConfig) -> SandboxConfig:
     """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
     limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
     return SandboxConfig(
@@ -108,19 +108,35 @@ def _lock(directory: Path):
 
 def _staged(config: TourneyConfig, output: Path) -> TourneyConfig:
     """The configuration with its bots running from copies under ``output/.bots`` (see
-    ``staging``); the copies must hold what the configuration's digest was computed from."""
+    ``staging``); the copies must hold what the configuration's digest was computed from. In a
+    league, a bot whose files cannot be staged (changed since, grown too large) is left out with
+    its reason (``left_out``) and the others play; elsewhere it stops the tournament."""
+    arguments: dict[str, Any] = {
+        "private": referee_paths(str(output), config.source),
+        "expected": dict(config.bot_digests),
+        "keep": True,
+        "limits": config.staging,
+    }
+    specs = [bot.spec for bot in config.bots]
+    root = str(output / STAGING_NAME)
     try:
-        bots = stage(
-            [bot.spec for bot in config.bots],
-            str(output / STAGING_NAME),
-            private=referee_paths(str(output), config.source),
-            expected=dict(config.bot_digests),
-            keep=True,
-        )
+        if config.schedule.type != "league":
+            bots: list[BotSpec | None] = list(stage(specs, root, **arguments))
+            failures: dict[int, str] = {}
+        else:
+            bots, failures = stage_each(specs, root, **arguments)
     except StagingError as error:
         raise TourneyError(str(error)) from None
-    entries = tuple(attrs.evolve(e, spec=b) for e, b in zip(config.bots, bots, strict=True))
-    return attrs.evolve(config, bots=entries)
+    left_out = list(config.left_out)
+    for index, why in failures.items():
+        left_out.append((config.bots[index].name, why))
+        _warn(f"warning: bot {config.bots[index].name} is left out of this run: {why}")
+    staged = tuple(
+        attrs.evolve(entry, spec=bot)
+        for entry, bot in zip(config.bots, bots, strict=True)
+        if bot is not None
+    )
+    return attrs.evolve(config, bots=staged, left_out=tuple(left_out))
 
 
 def _remove_store(directory: Path) -> None:
@@ -236,6 +252,9 @@ def run_tournament(
                 board.add(stored.canonical_index, stored.record)
             if isinstance(feed, StoppingFeed):
                 feed.totals()
+            # no more worker processes than matches left to play (each is a process, started
+            # whether it gets a match or not)
+            workers = max(1, min(workers, board.matches_total - board.matches_done))
             capacity = 4 * workers if (cluster or config.cluster) is None else 512
             first = feed.take(capacity, idle=True)
             store.set_meta(
@@ -374,7 +393,7 @@ def _play(
             by_index[match.index] = match
             written[match.index] = set()
             outstanding.add(match.index)
-            pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
+            pool.submit(Job(match.index, match.spec, sandbox, replay_dir, runner))
 
     def refill() -> None:
         while not feed.done and len(outstanding) < capacity:
@@ -417,7 +436,7 @@ def _play(
         with display:
             while outstanding:
                 try:
-                    kind, index, payload = pool.results.get(timeout=0.25)
+                    result = pool.results.get(timeout=0.25)
                 except queue.Empty:
                     for index, reason in pool.reap():
                         if index in outstanding:
@@ -427,30 +446,31 @@ def _play(
                             "a worker process died unexpectedly; rerun the same command to resume"
                         ) from None
                     continue
+                index = result.index
                 if index not in outstanding:  # a match already failed: its worker died
                     continue
-                if kind == "game":
-                    write(index, payload)
-                elif kind == "done":
-                    games, logs = payload
-                    for record in games:
+                if isinstance(result, GameEnded):
+                    write(index, result.record)
+                elif isinstance(result, MatchEnded):
+                    for record in result.games:
                         write(index, record)
-                    store.finish_match(index, logs)
+                    store.finish_match(index, result.logs)
                     board.matches_done += 1
                     outstanding.discard(index)
                     del by_index[index], written[index]
-                elif kind == "failed":  # on a cluster: the match kept killing its workers
-                    store.fail_match(index, payload)
+                elif result.why == "failed":  # on a cluster: the match kept killing its workers
+                    store.fail_match(index, result.detail)
                     outstanding.discard(index)
-                    display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                    name = by_index[index].spec.match_id
+                    display.message(f"match {name} failed: {result.detail}")
                     del by_index[index], written[index]
-                elif kind == "nospace":
-                    raise OSError(errno.ENOSPC, payload)
-                elif kind == "error":
+                elif result.why == "nospace":
+                    raise OSError(errno.ENOSPC, result.detail)
+                else:
                     match = by_index[index]
                     raise TourneyError(
                         f"match {match.spec.match_id} ({', '.join(match.bot_names)}) failed:\n"
-                        f"{payload}"
+                        f"{result.detail}"
                     )
                 refill()
                 if feed.done and not closed:

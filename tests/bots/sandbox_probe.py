@@ -251,6 +251,43 @@ def exotic():
         result("syscall", f"{name} {value} {errno.errorcode.get(ctypes.get_errno(), '-')}")
 
 
+def machine_probes(path):
+    """What would tell the bot about the machine or another bot's reads: sysinfo's task count
+    and free memory, the page cache's residency of ``path`` (mincore, cachestat, a RWF_NOWAIT
+    read, Linux AIO); and a plain preadv2, which must work."""
+    import ctypes
+    import mmap
+    import platform
+
+    numbers = {
+        "x86_64": {"sysinfo": 99, "mincore": 27, "cachestat": 451, "io_setup": 206},
+        "aarch64": {"sysinfo": 179, "mincore": 232, "cachestat": 451, "io_setup": 0},
+    }[platform.machine()]
+    libc = ctypes.CDLL(None, use_errno=True)
+    info = ctypes.create_string_buffer(256)
+    fd = os.open(path, os.O_RDONLY)
+    # a private writable mapping of the file: its pages are the file's until written
+    mapped = mmap.mmap(fd, 4096, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
+    vector = ctypes.create_string_buffer(8)
+    arguments = {
+        "sysinfo": (info,),
+        "mincore": (ctypes.c_void_p(address), ctypes.c_size_t(4096), vector),
+        "cachestat": (fd, info, info, 0),
+        "io_setup": (1, info),
+    }
+    for name, number in numbers.items():
+        ctypes.set_errno(0)
+        value = libc.syscall(number, *arguments[name])
+        result("probe", f"{name} {value} {errno.errorcode.get(ctypes.get_errno(), '-')}")
+    for flags, word in ((os.RWF_NOWAIT, "nowait"), (0, "plain")):
+        try:
+            os.preadv(fd, [bytearray(16)], 0, flags)
+            result("preadv2", f"{word} ok")
+        except OSError as error:
+            result("preadv2", f"{word} {_error_name(error)}")
+
+
 def _error_name(error):
     return errno.errorcode.get(error.errno, str(error.errno))
 
@@ -397,6 +434,7 @@ ACTIONS = {
     "spin": spin,
     "user_namespace": user_namespace,
     "exotic": exotic,
+    "machine_probes": machine_probes,
     "connect_tcp": connect_tcp,
     "connect_abstract": connect_abstract,
     "read": read,
