@@ -855,6 +855,22 @@ class TestSiteDetails:
             data = json.loads(script[len("ohsevenReplay(") : -len(");\n")])
             assert data["seed"] == str(record.seed) and record.seed > 2**53
 
+    def test_the_games_list_shows_seeds_only_once_revealed(self, tmp_path: Path) -> None:
+        """A secret-seed tournament's games list has no Seed column (it would be all dashes);
+        once the seeds are revealed, it has it, with each game's seed."""
+        hidden = build_tournament(tmp_path / "hidden", unfinished=1, reveal_seeds=True)
+        publish(hidden)
+        page = (hidden / "games.html").read_text()
+        assert (
+            '<th data-type="num">Seed</th>' not in page
+            and "–</td>" not in page.split("<tbody>")[1].split("Players")[0]
+        )
+        shown = build_tournament(tmp_path / "shown", reveal_seeds=True)
+        publish(shown)
+        page = (shown / "games.html").read_text()
+        assert '<th data-type="num">Seed</th>' in page
+        assert str(load_tournament(shown).games[0].record.seed) in page
+
     def test_oh_hell_trump_chart_includes_no_trump(self, tmp_path: Path) -> None:
         """The Oh Hell trump chart has a "No trump" bar when rounds were played without trump,
         with the same share as the statistics table."""

@@ -206,10 +206,10 @@ class _GameRows:
     template loop costs ten times this."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple[int, str], markupsafe.Markup] = {}
+        self.cache: dict[tuple[int, str, bool], markupsafe.Markup] = {}
 
-    def __call__(self, g: Mapping[str, Any], root: str) -> markupsafe.Markup:
-        key = (id(g), root)
+    def __call__(self, g: Mapping[str, Any], root: str, seeds: bool = True) -> markupsafe.Markup:
+        key = (id(g), root, seeds)
         html = self.cache.get(key)
         if html is not None:
             return html
@@ -242,9 +242,13 @@ class _GameRows:
             f'      <td data-value="{e(g["canonical"])}">{e(g["canonical"])}</td>\n'
             f'      <td class="text" data-value="{e(g["match_id"])}">{e(g["match_id"])} '
             f"#{e(g['game_index'])}</td>\n"
-            f'      <td data-value="{e(seed) if seed is not None else ""}">'
-            f"{e(seed) if seed is not None else '–'}</td>\n"
-            f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
+            + (
+                f'      <td data-value="{e(seed) if seed is not None else ""}">'
+                f"{e(seed) if seed is not None else '–'}</td>\n"
+                if seeds
+                else ""
+            )
+            + f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
             + "".join(cells)
             + "      </td>\n"
             f'      <td data-value="{e(g["faults"])}"{neg}>'
@@ -288,6 +292,7 @@ def template_environment() -> jinja2.Environment:
         fmt=format_number,
         heat=_heat,
         game_row=_GameRows(),
+        show_seeds=True,  # the games tables' Seed column (``publish``: once seeds are revealed)
         opponent_row=_opponent_row,
         tied_note=_tied_note,
     )
@@ -362,6 +367,8 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
     site = {"name": tournament.name, "generated": generated}
     env = template_environment()
+    # a secret-seed tournament's seeds are all "–" until revealed: no column of dashes
+    env.globals["show_seeds"] = tournament.revealed
     pages = game_pages(games, GAMES_PER_PAGE)
     listing = env.get_template("games.html")
     common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}
