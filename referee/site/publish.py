@@ -412,7 +412,7 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
         fault_statuses=[status.value for status in FaultStatus],
         h2h=h2h,
         h2h_bots=order[:INDEX_BOTS],
-        table_rows=_table_rows(stats),
+        table_rows=_table_rows(stats, tournament.game),
         trump_rows=trump_rows,
         games=list(reversed(games))[:20],
         page_data={
@@ -521,7 +521,9 @@ def _publish_replays(
     return replays, outcomes, changed
 
 
-def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _table_rows(stats: Mapping[str, Any], game: str = "oh-seven") -> list[tuple[str, str]]:
+    """The index's table statistics; forced re-bids and redeals only for Oh-Seven (Oh Hell
+    has neither: its rows would read 0 and mislead)."""
     players = ", ".join(f"{n} players: {count}" for n, count in stats["players"].items())
     rows = [
         ("Games", str(stats["games"])),
@@ -529,9 +531,12 @@ def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Tables", players or "–"),
         ("Null-bid rate", format_percent(stats["null_bid_rate"])),
         ("Average top bid", format_number(stats["average_top_bid"])),
-        ("Forced re-bids per round", format_number(stats["rebids_per_round"])),
-        ("Redeals", str(stats["redeals"])),
     ]
+    if game == "oh-seven":
+        rows += [
+            ("Forced re-bids per round", format_number(stats["rebids_per_round"])),
+            ("Redeals", str(stats["redeals"])),
+        ]
     for suit, rate in stats["trump_rates"].items():
         label = (
             f"Trump {SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if suit in SUIT_NAMES else "No trump"
