@@ -448,6 +448,9 @@ def create_app(server: Server) -> Starlette:
     async def logout(request: Request) -> Response:
         form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
         server.check_csrf(request, form.get("csrf"))
+        author = server.session_author(request)
+        if author is not None:  # the cookie, copied or replayed, ends here too
+            await run_in_threadpool(server.db.end_sessions, author)
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
