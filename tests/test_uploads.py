@@ -111,6 +111,7 @@ def test_not_an_archive(root: Path) -> None:
 def test_partial_uploads_are_cleaned(root: Path) -> None:
     (root / ".tmp-deadbeef").mkdir()
     (root / ".tmp-deadbeef" / "x").write_text("half")
+    (root / ".tmp-body-0123456789abcdef").write_bytes(b"an interrupted request's body")
     clean_partial(root)
     assert os.listdir(root) == []
 
@@ -122,6 +123,21 @@ def test_commands(root: Path) -> None:
     assert bot_command("python3 main.py", tree) == (sys.executable, str(tree.path / "main.py"))
     with pytest.raises(UploadError, match="not a file of the upload"):
         bot_command("./missing.sh", tree)
+    # check-bot shows a bot the folder of the first host file its command names: only the
+    # upload's own files may be named
+    secret = root.parent / "server.sqlite"
+    secret.write_text("token hashes")
+    for word in (str(secret), "../../../server.sqlite", "/etc/passwd"):
+        with pytest.raises(UploadError, match="outside the upload"):
+            bot_command(f"python3 -c 'print(1)' {word}", tree)
+    here = os.getcwd()
+    try:
+        os.chdir(root.parent)  # a word naming a file of the server's working directory
+        with pytest.raises(UploadError, match="outside the upload"):
+            bot_command("python3 main.py server.sqlite", tree)
+    finally:
+        os.chdir(here)
+    assert bot_command("python3 -c 'import a/b' x", tree)[-1] == "x"
     two = unpack(io.BytesIO(archive(file("a.py"), file("b.py"))), root, LIMITS)
     with pytest.raises(UploadError, match="--command"):
         bot_command(None, two)
