@@ -1009,14 +1009,15 @@ class TestScale:
 
 
 #: the games tables' and opponents tables' rows as the templates wrote them before the rows
-#: were rendered in Python (publish._GameRows, publish._opponent_row)
+#: were rendered in Python (publish._GameRows, publish._opponent_row), each player of a game
+#: since in a span of its own (the players' cell wraps between players)
 _GAME_ROW_TEMPLATE = """  {% for g in games %}
     <tr>
       <td data-value="{{ g.canonical }}">{{ g.canonical }}</td>
       <td class="text" data-value="{{ g.match_id }}">{{ g.match_id }} #{{ g.game_index }}</td>
       <td data-value="{{ g.seed if g.seed is not none else '' }}">{{ g.seed if g.seed is not none else "–" }}</td>
-      <td class="text" data-value="{{ g.players[0].name if g.players else '' }}">
-        {% for p in g.players %}<a href="{{ root }}bots/{{ p.slug }}.html"{% if p.rank == 1 %} class="winner"{% endif %}>{{ p.name }}</a> {{ p.total }} ({{ p.rank }}){% if p.faults %} <span class="tag bad">{{ p.faults }} fault{{ "s" if p.faults != 1 }}</span>{% endif %}{% if not loop.last %} · {% endif %}{% endfor %}
+      <td class="text players" data-value="{{ g.players[0].name if g.players else '' }}">
+        {% for p in g.players %}<span class="player"><a href="{{ root }}bots/{{ p.slug }}.html"{% if p.rank == 1 %} class="winner"{% endif %}>{{ p.name }}</a> {{ p.total }} ({{ p.rank }}){% if p.faults %} <span class="tag bad">{{ p.faults }} fault{{ "s" if p.faults != 1 }}</span>{% endif %}</span>{% if not loop.last %} · {% endif %}{% endfor %}
       </td>
       <td data-value="{{ g.faults }}"{% if g.faults %} class="neg"{% endif %}>{{ g.faults }}</td>
       <td class="text" data-value="{{ 1 if g.replay else 0 }}">{% if g.replay %}<a href="{{ root }}replay.html?game={{ g.id }}">replay</a>{% else %}<span class="muted">–</span>{% endif %}</td>

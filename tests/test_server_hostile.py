@@ -160,3 +160,33 @@ def test_an_uploaded_bot_sees_neither_the_server_nor_its_files(server: Running) 
     found = json.loads(tail.split("PROBE", 1)[1].splitlines()[0])
     assert found["port"] != "connected"
     assert found["output"] is False and found["db"] is False and found["uploads"] is False
+
+
+def test_a_logged_out_session_cookie_is_worth_nothing(server: Running) -> None:
+    """Logging out only deleted the cookie in the browser: a copy of it (a shared computer,
+    a proxy's log) read the author's private pages for a week."""
+    token = server.add_author("dora")
+    browser = server.client()
+    assert browser.post("/login", data={"token": token}).status_code == 303
+    me = browser.get("/me")
+    assert me.status_code == 200
+    stolen = browser.cookies.get("ohseven_session")
+    csrf = me.text.split('name="csrf" value="')[1].split('"')[0]
+    assert browser.post("/logout", data={"csrf": csrf}).status_code == 303
+    thief = server.client()
+    thief.cookies.set("ohseven_session", stolen)
+    assert thief.get("/me").status_code == 401
+    assert thief.get("/api/uploads").status_code == 401
+    again = server.client()  # logging in again works
+    assert again.post("/login", data={"token": token}).status_code == 303
+    assert again.get("/me").status_code == 200
+
+
+def test_a_malformed_session_cookie_is_no_session(server: Running) -> None:
+    """A 5,000-digit expiry (Python's limit on int conversions) or a non-ASCII digit answered
+    500 and wrote a traceback to the organiser's log on every request."""
+    for value in ("mallory." + "9" * 5000 + ".x", "mallory.\u00b2\u00b3.x", "a.b.c.d", "x"):
+        cookie = f"ohseven_session={value}".encode("latin-1")
+        for path in ("/me", "/api/uploads"):
+            response = server.client().get(path, headers={"Cookie": cookie})  # type: ignore[dict-item]
+            assert response.status_code == 401, (value[:20], response.status_code)

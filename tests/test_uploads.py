@@ -83,6 +83,9 @@ def test_a_good_tree_is_stored_once_by_digest(root: Path) -> None:
         (file("a/../../up.py"), "'..'"),
         (file("a/b/c/deep.py"), "max_depth"),
         (file("big.bin", bytes(5000)), "max_unpacked_bytes"),
+        (file("\x1b]52;c;cHduZWQ=\x07.py"), "control characters"),  # a clipboard write
+        (file("a\x9bb.py"), "control characters"),  # C1: CSI
+        (file("line\nbreak.py"), "control characters"),
     ],
 )
 def test_forbidden_entries(root: Path, member: tuple, words: str) -> None:

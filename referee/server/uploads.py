@@ -112,6 +112,9 @@ class _Bounded:
 def _safe_name(name: str, limits: UploadLimits) -> str:
     if name.startswith("/") or "\\" in name or "\0" in name:
         raise UploadError(f"entry {name!r}: an absolute or odd path; only relative names")
+    if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in name):
+        # a name is shown on pages, in reports and in the organiser's terminal
+        raise UploadError(f"entry {name!r}: control characters in a name are not allowed")
     parts = [part for part in name.split("/") if part not in ("", ".")]
     if any(part == ".." for part in parts):
         raise UploadError(f"entry {name!r}: '..' in a path is not allowed")

@@ -220,6 +220,7 @@ class _GameRows:
         for position, p in enumerate(players):
             faults = p["faults"]
             cells.append(
+                '<span class="player">'
                 f'<a href="{root}bots/{e(p["slug"])}.html"'
                 + (' class="winner"' if p["rank"] == 1 else "")
                 + f">{e(p['name'])}</a> {e(p['total'])} ({e(p['rank'])})"
@@ -228,6 +229,7 @@ class _GameRows:
                     if faults
                     else ""
                 )
+                + "</span>"
                 + (" · " if position < len(players) - 1 else "")
             )
         seed = g["seed"]
@@ -248,7 +250,8 @@ class _GameRows:
                 if seeds
                 else ""
             )
-            + f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
+            + '      <td class="text players" '
+            + f'data-value="{e(players[0]["name"]) if players else ""}">\n'
             + "".join(cells)
             + "      </td>\n"
             f'      <td data-value="{e(g["faults"])}"{neg}>'
