@@ -5,14 +5,14 @@ The referee's matches, ``check-bot`` and the SDK's local games all feed their bo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from .game import Game
+from .values import Event
 
 __all__ = ["EventFeed", "game_event"]
 
 
-def game_event(game: Game, index: int, seat: int) -> dict[str, Any]:
+def game_event(game: Game, index: int, seat: int) -> Event:
     """The ``game`` event that opens game ``index`` of a match for ``seat``."""
     return {
         "type": "game",
@@ -30,13 +30,13 @@ class EventFeed:
 
     __slots__ = ("events", "seat", "cursor", "prefix")
 
-    def __init__(self, game: Game, seat: int, prefix: Sequence[dict[str, Any]] = ()) -> None:
+    def __init__(self, game: Game, seat: int, prefix: Sequence[Event] = ()) -> None:
         self.events = game.events
         self.seat = seat
         self.cursor = 0
         self.prefix = list(prefix)
 
-    def take(self) -> list[dict[str, Any]]:
+    def take(self) -> list[Event]:
         events = self.events
         end = len(events)
         out = self.prefix

@@ -20,9 +20,8 @@ from .journal import (
     _seat_of_record,
     _trick_event,
 )
-from .names import SUITS
+from .names import OH_HELL, SUITS
 from .options import (
-    OH_HELL,
     GameResult,
     IllegalMoveError,
     InvalidRulesError,
@@ -44,6 +43,7 @@ from .precomputed import (
     _shuffle,
     _unique,
 )
+from .values import Event, Move, MoveRecord
 
 
 class Game:
@@ -113,12 +113,12 @@ class Game:
         # the legal plays or bids last listed, and for which seat (-1: none listed since the
         # last decision)
         self._legal_seat = -1
-        self._legal: Sequence[Any] = ()
+        self._legal: Sequence[Move] = ()
 
     # -- introspection
 
     @property
-    def moves(self) -> list[tuple[int, str, Any]]:
+    def moves(self) -> list[MoveRecord]:
         """Every decision so far, ``(seat, kind, move)`` in order (a simultaneous set in seat
         order); the same list, kept up to date, on every read."""
         if not self._eager:
@@ -126,7 +126,7 @@ class Game:
         return self._moves
 
     @property
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[Event]:
         """Every event so far, in order; the same list, kept up to date, on every read."""
         if not self._eager:
             self._build_journal()
@@ -135,7 +135,7 @@ class Game:
     def _build_journal(self) -> None:
         """Build the moves and events recorded so far, and every later one as it happens."""
         moves, events, names = self._moves, self._events, self._names
-        for record in cast(list, self._log):
+        for record in cast("list[_Record]", self._log):
             record[0](record, names, moves, events)
         trick, leader, n = self.trick, self.leader, self.players
         for i in range(self._trick_recorded, len(trick)):
@@ -180,7 +180,7 @@ class Game:
 
     # -- decisions
 
-    def legal_moves(self, seat: int) -> Sequence[Any] | Iterable[Any]:
+    def legal_moves(self, seat: int) -> Sequence[Move] | Iterable[Move]:
         """What ``seat`` may choose now (empty when it owes no decision)."""
         phase = self.phase
         if phase is _PLAY:
@@ -215,14 +215,14 @@ class Game:
             return self._legal_passes(seat)
         return ()
 
-    def is_legal(self, seat: int, move: Any) -> bool:
+    def is_legal(self, seat: int, move: object) -> bool:
         try:
             self._check(seat, move)
         except RulesError:
             return False
         return True
 
-    def push(self, seat: int, move: Any) -> None:
+    def push(self, seat: int, move: Move) -> None:
         """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
         phase = self.phase
         if phase is _PLAY and type(move) is int and seat in self.to_act:
@@ -268,19 +268,19 @@ class Game:
             if not (seat == self._legal_seat and type(move) is int and move in self._legal):
                 self._check_bid(seat, move)
             self._legal_seat = -1
-            self._bid(seat, move)
+            self._bid(seat, cast(int, move))  # checked: a bid is a card or a number
             return
         kind = self._check(seat, move)
         self._legal_seat = -1
         # a legal play or bid always takes a branch above
         if kind == "bid":
-            self._bid(seat, move)
+            self._bid(seat, cast(int, move))
         else:
-            move = tuple(move)
-            self._log.append((_rec_decision, seat, kind, move))
-            self._pass(seat, tuple(sorted(move)))
+            cards = tuple(cast(tuple[int, ...], move))  # checked: a pass is a card sequence
+            self._log.append((_rec_decision, seat, kind, cards))
+            self._pass(seat, tuple(sorted(cards)))
 
-    def _check(self, seat: int, move: Any) -> str:
+    def _check(self, seat: int, move: object) -> str:
         phase = self.phase
         if seat not in self.to_act:
             if phase is _OVER:
@@ -337,7 +337,7 @@ class Game:
     #: copies of each card in play (two for Oh-Seven with 5 or more players)
     copies = 1
 
-    def _emit(self, event: dict[str, Any]) -> None:
+    def _emit(self, event: Event) -> None:
         """Record an event that is already a dict."""
         self._log.append((_rec_event, event))
 
@@ -349,7 +349,7 @@ class Game:
         else:
             # the set's decision records are the last records: nothing else was recorded
             # while the set was incomplete
-            log = cast(list, self._log)
+            log = cast("list[_Record]", self._log)
             log[-n:] = sorted(log[-n:], key=_seat_of_record)
 
     def _shuffled(self, cards: list[int]) -> list[int]:
@@ -372,19 +372,19 @@ class Game:
         """Cards each player passes now (0 outside a card pass, and in a game without one)."""
         return 0
 
-    def _legal_bids(self, seat: int) -> Sequence[Any]:
+    def _legal_bids(self, seat: int) -> Sequence[Move]:
         raise NotImplementedError
 
-    def _legal_passes(self, seat: int) -> Iterable[Any]:
+    def _legal_passes(self, seat: int) -> Iterable[Move]:
         return ()
 
-    def _check_bid(self, seat: int, move: Any) -> None:
+    def _check_bid(self, seat: int, move: object) -> None:
         raise NotImplementedError
 
-    def _check_pass(self, seat: int, move: Any) -> None:
+    def _check_pass(self, seat: int, move: object) -> None:
         raise MalformedMoveError("no pass is owed", seat=seat, move=move, game=self)
 
-    def _bid(self, seat: int, move: Any) -> None:
+    def _bid(self, seat: int, move: int) -> None:
         raise NotImplementedError
 
     def _pass(self, seat: int, cards: tuple[int, ...]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from .names import SUITS
 from .options import competition_ranks
+from .values import Event, MoveRecord
 
 # -- the journal: moves and events, built only when read
 #
@@ -19,17 +20,15 @@ from .options import competition_ranks
 # lists the game has stopped using).
 
 _Record = tuple[Any, ...]
-_Moves = list[tuple[int, str, Any]]
-_Events = list[dict[str, Any]]
+_Moves = list[MoveRecord]
+_Events = list[Event]
 
 
-def _play_event(names: Sequence[str], seat: int, card: int) -> dict[str, Any]:
+def _play_event(names: Sequence[str], seat: int, card: int) -> Event:
     return {"type": "play", "seat": seat, "card": names[card]}
 
 
-def _trick_event(
-    names: Sequence[str], leader: int, trick: list[int], winner: int
-) -> dict[str, Any]:
+def _trick_event(names: Sequence[str], leader: int, trick: list[int], winner: int) -> Event:
     return {"type": "trick", "leader": leader, "cards": [names[c] for c in trick], "winner": winner}
 
 
@@ -110,7 +109,8 @@ def _rec_game_over(record: _Record, names: Sequence[str], moves: _Moves, events:
 
 
 def _seat_of_record(record: _Record) -> int:
-    return record[1]
+    seat: int = record[1]
+    return seat
 
 
 class _EagerLog:

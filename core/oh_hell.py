@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from .cards import OH_HELL_DECK, Deck, oh_hell_deck
 from .game import Game
 from .journal import _rec_decision, _rec_hell_bid, _rec_hell_deal, _rec_hell_score
-from .options import (
-    OH_HELL,
-    OH_HELL_HANDS,
-    IllegalMoveError,
-    InvalidRulesError,
-    MalformedMoveError,
-    Rules,
-)
+from .names import OH_HELL
+from .options import OH_HELL_HANDS, IllegalMoveError, InvalidRulesError, MalformedMoveError, Rules
 from .precomputed import _BID, _BID_RANGE, _PLAY, _shuffle
 
 
@@ -166,7 +159,7 @@ class OhHellGame(Game):
                 return bids[:forbidden] + bids[forbidden + 1 :]
         return bids
 
-    def _check_bid(self, seat: int, move: Any) -> None:
+    def _check_bid(self, seat: int, move: object) -> None:
         if type(move) is not int:
             raise MalformedMoveError(
                 f"an Oh Hell bid must be a number of tricks, not {move!r}",

@@ -10,9 +10,8 @@ from typing import Any
 from .cards import OH_SEVEN_DECK
 from .game import Game
 from .journal import _rec_deal, _rec_decision
-from .names import SUITS
+from .names import OH_SEVEN, SUITS
 from .options import (
-    OH_SEVEN,
     OH_SEVEN_HAND,
     OH_SEVEN_MAX_ATTEMPTS,
     OH_SEVEN_ROUNDS,
@@ -95,7 +94,7 @@ class OhSevenGame(Game):
     def _legal_passes(self, seat: int) -> Iterable[tuple[int, ...]]:
         return dict.fromkeys(itertools.combinations(self.hands[seat], self.pass_count()))
 
-    def _check_pass(self, seat: int, move: Any) -> None:
+    def _check_pass(self, seat: int, move: object) -> None:
         count = self.pass_count()
         if not isinstance(move, (tuple, list)) or any(type(c) is not int for c in move):
             raise MalformedMoveError(
@@ -151,7 +150,7 @@ class OhSevenGame(Game):
         unused.subtract(self.used_bids[seat])
         return tuple(card for card in sorted(unused) if unused[card] > 0)
 
-    def _check_bid(self, seat: int, move: Any) -> None:
+    def _check_bid(self, seat: int, move: object) -> None:
         if type(move) is not int:
             raise MalformedMoveError(
                 f"an Oh-Seven bid must be a card, not {move!r}", seat=seat, move=move, game=self

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 from .cards import OH_HELL_DECK
 from .game import Game
+from .names import OH_SEVEN
 from .oh_hell import OhHellGame
 from .oh_seven import OhSevenGame
-from .options import OH_SEVEN, OH_SEVEN_HAND, Rules, RulesError
+from .options import OH_SEVEN_HAND, Rules, RulesError
 from .precomputed import _PLAY
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import _random
 import random
 from collections.abc import Iterable
-from typing import Any
 
 from .cards import Deck
 from .names import trick_strength
 from .options import Phase
+from .values import MoveRecord
 
 # Phase members as plain globals for the hot path: ``Phase.PLAY`` is a slow enum lookup.
 _PASS, _PLAY, _BID, _OVER = Phase.PASS, Phase.PLAY, Phase.BID, Phase.OVER
@@ -21,7 +21,7 @@ def _unique(cards: Iterable[int]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(cards))
 
 
-def _seat_of_move(move: tuple[int, str, Any]) -> int:
+def _seat_of_move(move: MoveRecord) -> int:
     return move[0]
 
 
@@ -121,7 +121,7 @@ _new_random = random.Random.__new__
 _seed_random = _random.Random.seed
 
 
-def _seeded(seed: Any) -> random.Random:
+def _seeded(seed: int) -> random.Random:
     """``random.Random(seed)``, the same state, seeded directly for an int (``Random.seed`` does
     the same, through a Python method)."""
     if type(seed) is not int:

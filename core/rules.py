@@ -17,14 +17,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .game import Game
+from .names import OH_HELL, OH_SEVEN
 from .oh_hell import OhHellGame, oh_hell_hand_sizes
 from .oh_seven import OhSevenGame
 from .options import (
     GAMES,
     HAND_ORDERS,
-    OH_HELL,
     OH_HELL_HANDS,
-    OH_SEVEN,
     OH_SEVEN_HAND,
     OH_SEVEN_ROUNDS,
     OPTIONS,

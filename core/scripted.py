@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
@@ -20,6 +19,7 @@ from .cards import UnknownCardError
 from .faults import FaultStatus
 from .game import Game
 from .table import Request, Table
+from .values import Event
 from .wire import move_from_wire
 
 __all__ = ["FakeClock", "Reply", "ScriptedLink", "ScriptedTransport", "Script"]
@@ -43,11 +43,11 @@ class Reply:
 
     action: str
     delay: float = 0.0
-    value: Any = None
+    value: object = None
     error: str | None = None  # the bot's own report that its move is a substitute
 
     @classmethod
-    def move(cls, value: Any, delay: float = 0.0, error: str | None = None) -> Reply:
+    def move(cls, value: object, delay: float = 0.0, error: str | None = None) -> Reply:
         return cls("move", delay, value, error)
 
     @classmethod
@@ -84,7 +84,7 @@ class ScriptedLink:
         self.script = script
         self.dead = False
         self.requests: list[Request] = []  # every request it was sent
-        self.events: list[dict[str, Any]] = []  # every event it was sent
+        self.events: list[Event] = []  # every event it was sent
         self.faults: list[tuple[FaultStatus, Request | None]] = []  # ``faulted`` calls
 
     def usable(self) -> bool:
@@ -93,14 +93,14 @@ class ScriptedLink:
     def wake(self) -> None:
         pass
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         self.requests.append(request)
         self.events.extend(events)
         reply = self.script(request, table.game)
         if reply.action != "silent":
             self.transport.schedule(self.transport.clock.now + reply.delay, self, request, reply)
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
+    def tell(self, events: list[Event]) -> None:
         self.events.extend(events)
 
     def faulted(
@@ -159,7 +159,7 @@ class ScriptedTransport:
             table.fault(seat, FaultStatus.MALFORMED, str(error))
             return
         value = reply.value
-        if request.kind == "pass":
+        if isinstance(value, list | tuple):  # a pass (``move_from_wire`` checked its shape)
             legal = len(value) == request.count and not Counter(value) - Counter(request.legal)
         else:
             legal = value in request.legal

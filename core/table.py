@@ -21,9 +21,10 @@ No I/O here, no ZeroMQ: the SDK imports it.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from .faults import Fault, FaultStatus
 from .feed import EventFeed, game_event
@@ -31,6 +32,7 @@ from .game import Game
 from .options import Phase
 from .rules import RulesError
 from .seeds import fallback_rng
+from .values import Event, Move, WireChoice
 from .wire import legal_to_wire
 
 __all__ = [
@@ -65,12 +67,12 @@ class Request:
         id: int,  # noqa: A002 - the protocol's name
         seat: int,
         kind: str,
-        legal: list[Any],
+        legal: list[WireChoice],
         count: int,
         sent: float,
         deadline: float,
         bank_ms: int = 0,
-        legal_set: frozenset[Any] | None = None,
+        legal_set: frozenset[WireChoice] | None = None,
     ) -> None:
         self.id = id
         self.seat = seat
@@ -99,10 +101,10 @@ class Link(Protocol):
     def wake(self) -> None:
         """Called just before a request's clock starts (the referee thaws a frozen bot)."""
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         """Ask ``request``, with the seat's ``events`` since its last request."""
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
+    def tell(self, events: list[Event]) -> None:
         """The seat's last events of the game (no request follows)."""
 
     def faulted(
@@ -125,10 +127,10 @@ class LinkBase:
     def wake(self) -> None:
         return None
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         raise NotImplementedError(f"{type(self).__name__} answers no request")
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
+    def tell(self, events: list[Event]) -> None:
         return None
 
     def faulted(
@@ -137,7 +139,7 @@ class LinkBase:
         return None
 
 
-def request_message(request: Request, events: list[dict[str, Any]]) -> dict[str, Any]:
+def request_message(request: Request, events: list[Event]) -> Event:
     """The protocol's request message (PROTOCOL.md) asking ``request`` with the seat's
     ``events``: ``time_ms`` is all the seat has for it (the per-decision limit plus what is
     left of its bank), ``bank_ms`` what is left of its bank. The referee sends it to a bot
@@ -164,7 +166,7 @@ class Transport(Protocol):
 
 
 class Fallback(Protocol):
-    def move(self, game: Game, seat: int) -> Any:
+    def move(self, game: Game, seat: int) -> Move:
         """The legal move played for ``seat`` when its bot does not provide one."""
 
 
@@ -176,9 +178,9 @@ class RandomFallback:
 
     def __init__(self, key: object) -> None:
         self.key = key
-        self.rngs: dict[int, Any] = {}
+        self.rngs: dict[int, random.Random] = {}
 
-    def move(self, game: Game, seat: int) -> Any:
+    def move(self, game: Game, seat: int) -> Move:
         rng = self.rngs.get(seat)
         if rng is None:
             rng = self.rngs[seat] = fallback_rng(self.key, seat)
@@ -188,7 +190,7 @@ class RandomFallback:
 
 #: ``on_move(seat, kind, move, seconds)`` before each move is played: ``seconds`` from the
 #: request to its answer, None for a fallback move
-OnMove = Callable[[int, str, Any, "float | None"], None]
+OnMove = Callable[[int, str, Move, "float | None"], None]
 
 
 class Table:
@@ -234,7 +236,7 @@ class Table:
 
     # -- what links and transports call
 
-    def answer(self, request: Request, move: Any, error: str | None = None) -> None:
+    def answer(self, request: Request, move: Move, error: str | None = None) -> None:
         """``request``'s answer ``move`` (engine form) came in: charge any overtime to the bank
         and play it; ``error`` is the bot's own report that the move is a substitute."""
         seat = request.seat

@@ -5,12 +5,14 @@ deck."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import cast
 
 from .cards import UnknownCardError
 from .game import Game
-from .options import OH_SEVEN
+from .names import OH_SEVEN
 from .precomputed import _BID, _PASS
+from .values import Move, WireChoice, WireMove
 
 __all__ = [
     "WireMoveError",
@@ -29,29 +31,36 @@ class WireMoveError(ValueError):
         self.value = value
 
 
-def legal_to_wire(game: Game, seat: int) -> tuple[list[Any], int]:
+def legal_to_wire(game: Game, seat: int) -> tuple[list[WireChoice], int]:
     """The ``legal`` list and ``count`` of a request to ``seat`` now: the whole hand and the
     number of cards to pass, or the legal bids or plays and 0."""
     phase = game.phase
     names = game.deck.names
     if phase is _PASS:
         return [names[c] for c in game.hands[seat]], game.pass_count()
-    legal = game.legal_moves(seat)
+    # a bid or a play: a card, or an Oh Hell bid
+    legal = cast(Sequence[int], game.legal_moves(seat))
     if phase is _BID and game.rules.game != OH_SEVEN:
         return list(legal), 0
     return [names[c] for c in legal], 0
 
 
-def move_to_wire(game: Game, kind: str, move: Any) -> Any:
+def move_to_wire(game: Game, kind: str, move: Move) -> WireMove:
     """``move`` (engine ints) of ``kind`` in ``game`` as its wire form (card names)."""
     names = game.deck.names
-    if kind == "play" or (kind == "bid" and game.rules.game == OH_SEVEN):
-        return names[move]
-    if kind == "bid":
-        return move
     if kind == "pass":
+        if isinstance(move, int):
+            raise WireMoveError(
+                f"a pass is a sequence of cards, not {move!r}", kind=kind, value=move
+            )
         return [names[card] for card in move]
-    raise WireMoveError(f"unknown move kind {kind!r}", kind=kind, value=move)
+    if kind not in ("play", "bid"):
+        raise WireMoveError(f"unknown move kind {kind!r}", kind=kind, value=move)
+    if type(move) is not int:
+        raise WireMoveError(f"a {kind} is an int, not {move!r}", kind=kind, value=move)
+    if kind == "play" or game.rules.game == OH_SEVEN:
+        return names[move]
+    return move
 
 
 def _card(game: Game, kind: str, value: object) -> int:
@@ -67,7 +76,7 @@ def _card(game: Game, kind: str, value: object) -> int:
     return card
 
 
-def move_from_wire(game: Game, kind: str, value: object) -> Any:
+def move_from_wire(game: Game, kind: str, value: object) -> Move:
     """The engine form of a wire ``value`` of ``kind``.
 
     Raises :class:`WireMoveError` for a value of the wrong type or shape and

@@ -93,6 +93,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name
         self.np_random, _ = seeding.np_random(None)
         self._seed: int | None = None  # the last reset's seed, until np_random is made of it
         self.game: Game | None = None
+        self.views: list[View] = []
         self.games = 0  # games started: the ``index`` of each game event
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -123,7 +124,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name
         self.games += 1
         n = self.players
         self.feeds = [EventFeed(game, s, prefix=[game_event(game, index, s)]) for s in range(n)]
-        self.views = [View() for _ in range(n)]
+        # the views are kept from game to game: each game event starts its view afresh
+        self.views = self.views if len(self.views) == n else [View() for _ in range(n)]
         self.picked: list[list[str]] = [[] for _ in range(n)]
         self.paid = [0] * n  # points already given as rewards
         self.agents = list(self.possible_agents)

@@ -18,6 +18,12 @@ import numpy as np
 from ohseven.core.feed import EventFeed, game_event
 from ohseven.core.options import Rules
 from ohseven.core.seeds import driver_seed
+from ohseven.core.table import (
+    DEFAULT_BANK_SECONDS,
+    DEFAULT_MOVE_SECONDS,
+    Request,
+    request_message,
+)
 from ohseven.core.wire import legal_to_wire, move_from_wire
 from ohseven.env.aec import raw_env
 from ohseven.sdk.bot import Bot, Driver
@@ -111,16 +117,18 @@ class SingleAgentEnv(gymnasium.Env):
             legal, count = legal_to_wire(game, seat)
             kind = game.phase.value
             self.requests += 1
-            message = {
-                "type": "request",
-                "id": self.requests,
-                "kind": kind,
-                "events": self.feeds[seat].take(),
-                "legal": legal,
-                "count": count,
-                "time_ms": 1000,
-                "bank_ms": 10_000,
-            }
+            # the request the referee would send, at its default time control (never timed)
+            request = Request(
+                self.requests,
+                seat,
+                kind,
+                legal,
+                count,
+                0.0,
+                DEFAULT_MOVE_SECONDS + DEFAULT_BANK_SECONDS,
+                int(DEFAULT_BANK_SECONDS * 1000),
+            )
+            message = request_message(request, self.feeds[seat].take())
             move = self.drivers[seat].decide(message)
             aec.push(seat, move_from_wire(game, kind, move))
             reward += aec.rewards[agent]

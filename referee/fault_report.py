@@ -189,6 +189,17 @@ def replay_command(site: FaultSite, bot: str) -> str | None:
     )
 
 
+def _hint(status: str, detail: str) -> str:
+    """What a fault's text alone does not say: which limit a memory error meets."""
+    if "MemoryError" in detail or (status == "limit" and "memory" in detail.lower()):
+        return (
+            "the sandbox limits a bot's memory, all its processes together (memory_mb, 1024 MB "
+            "by default: sandbox.limits.memory_mb or a bot's limits in a tournament's "
+            "configuration, see docs/CONFIG.md)"
+        )
+    return ""
+
+
 def _places(sites: Sequence[FaultSite], more: int) -> list[str]:
     """Where ``sites`` were, a line per game: "at rp/m-game000.json: move 10 (round 1, trick
     4), move 26 (round 2, trick 4)", then how many more."""
@@ -251,6 +262,9 @@ def render_groups(
         lines.extend(f"    {line}" for line in _detail_lines(first.detail))
         more = group.count - len(group.first)
         lines.extend(f"    {text}" for text in _places(group.first, more))
+        hint = _hint(group.status, first.detail)
+        if hint:
+            lines.append(f"    hint: {hint}")
         command = None if bot is None else replay_command(first, bot)
         if command is not None:
             replayed = True

@@ -42,13 +42,30 @@ def printable(text: object, *, lines: bool = True) -> str:
     return (_MULTILINE if lines else _ONE_LINE).sub(_escaped, str(text))
 
 
+#: what rich reads as a tag after ``[`` (rich.markup's RE_TAGS), and an opening with the
+#: backslashes before it
+_TAG = re.compile(r"[a-z#/@][^[]*?]")
+_OPENING = re.compile(r"(\\*)\[")
+
+
 def markup(text: object, *, lines: bool = False) -> str:
     """``text`` for a rich renderable that reads markup (a table's cell, ``Console.print``):
     printable (on one line unless ``lines``), and its ``[...]`` taken literally."""
-    # rich is the referee extra's (the command line must start without it, to say so)
-    from rich.markup import escape as escape_markup
+    shown = printable(text, lines=lines)
 
-    return escape_markup(printable(text, lines=lines))
+    def opening(match: re.Match[str]) -> str:
+        # rich reads ``\\[`` as ``[`` in plain text and halves the backslashes before a tag:
+        # each ``[`` escaped so that its backslashes show as written (rich's own ``escape``
+        # leaves ``\\[`` before anything but a tag, which then loses its backslash)
+        backslashes = len(match.group(1))
+        if _TAG.match(shown, match.end()):
+            return "\\" * (2 * backslashes + 1) + "["
+        return "\\" * backslashes + "\\["
+
+    escaped = _OPENING.sub(opening, shown)
+    if escaped.endswith("\\") and not escaped.endswith("\\\\"):
+        escaped += "\\"  # as rich's escape: a last backslash escapes nothing that follows
+    return escaped
 
 
 class GuardedStream(io.TextIOBase):

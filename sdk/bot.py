@@ -30,12 +30,13 @@ import sys
 import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, SupportsIndex, SupportsInt
 
 import msgpack
 import zmq
 
 from ..core.names import PROTOCOL_VERSION
+from ..core.values import WireMove
 from .view import View
 
 __all__ = [
@@ -73,11 +74,13 @@ class Bot:
 
     def choose_bid(self, view: View) -> str | int:
         """Oh-Seven: a card of ``view.legal``; Oh Hell: a number of tricks (default: random)."""
-        return self.rng.choice(view.legal)
+        bid: str | int = self.rng.choice(view.legal)
+        return bid
 
     def choose_play(self, view: View) -> str:
         """A card of ``view.legal`` (default: random)."""
-        return self.rng.choice(view.legal)
+        card: str = self.rng.choice(view.legal)
+        return card
 
     # -- hooks
 
@@ -102,7 +105,7 @@ _HOOKS = ("on_event", "on_game_start", "on_trick", "on_round_end", "on_game_over
 
 def _overridden(bot: Bot, name: str) -> Callable[..., Any] | None:
     """``bot``'s hook ``name``, or None when it is the base class's no-op."""
-    hook = getattr(bot, name, None)
+    hook: Callable[..., Any] | None = getattr(bot, name, None)
     if hook is None:
         return None
     if getattr(hook, "__func__", None) is getattr(Bot, name) and name not in vars(bot):
@@ -166,7 +169,7 @@ class Driver:
                 raise
             _warn(f"{hook.__name__} raised; ignored:\n{_traceback()}")
 
-    def decide(self, request: Mapping[str, Any]) -> Any:
+    def decide(self, request: Mapping[str, Any]) -> WireMove:
         """The move (wire value) answering ``request``: always legal unless strict."""
         events = request.get("events")
         view = self.view
@@ -216,10 +219,13 @@ class Driver:
             return self._random(view)
         return move
 
-    def _random(self, view: View) -> Any:
+    def _random(self, view: View) -> WireMove:
+        move: WireMove
         if view.kind == "pass":
-            return self.rng.sample(view.legal, view.count)
-        return self.rng.choice(view.legal)
+            move = self.rng.sample(view.legal, view.count)
+        else:
+            move = self.rng.choice(view.legal)
+        return move
 
 
 #: longest ``error`` a move message carries (the referee keeps it with the fault)
@@ -253,7 +259,7 @@ def _error_report(message: str, trace: str) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else "…" + text[-MAX_ERROR_CHARS + 1 :]
 
 
-def _normalise(kind: str | None, answer: Any, legal: list[Any], count: int) -> Any:
+def _normalise(kind: str | None, answer: object, legal: list[Any], count: int) -> WireMove | None:
     """``answer`` as a wire value if it is legal for a request of ``kind``, else ``None``."""
     if type(answer) is str and kind != "pass":  # a card, the usual answer
         return answer if answer in legal else None
@@ -268,13 +274,19 @@ def _normalise(kind: str | None, answer: Any, legal: list[Any], count: int) -> A
         return cards
     if isinstance(answer, bool):
         return None
-    if not isinstance(answer, str):
-        try:
-            if int(answer) == answer:
-                answer = int(answer)  # numpy integers and the like
-        except (TypeError, ValueError):
+    value: WireMove
+    if isinstance(answer, str) or type(answer) is int:
+        value = answer
+    else:
+        if not isinstance(answer, SupportsInt | SupportsIndex):
             return None
-    return answer if answer in legal else None
+        try:
+            value = int(answer)  # numpy integers and the like
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if value != answer:  # 2.5, not a bid
+            return None
+    return value if value in legal else None
 
 
 # --------------------------------------------------------------------------- the wire
@@ -447,4 +459,5 @@ def _example_bot(name: str) -> Callable[[], Bot]:
         raise ValueError(f"--against {name!r}: expected random, heuristic or montecarlo")
 
     module = importlib.import_module(f"ohseven.example_bots.{name}_bot")
-    return module.BOT_CLASS
+    bot_class: Callable[[], Bot] = module.BOT_CLASS
+    return bot_class

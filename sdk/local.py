@@ -22,6 +22,7 @@ from ..core.table import (
     Table,
     request_message,
 )
+from ..core.values import Event
 from ..core.wire import move_from_wire
 from .bot import Bot, Driver
 
@@ -79,7 +80,7 @@ class _DriverLink(LinkBase):
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         driver = self.driver
         move = driver.decide(request_message(request, events))
         try:
@@ -89,7 +90,7 @@ class _DriverLink(LinkBase):
             return
         table.answer(request, engine_move, driver.last_error)
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
+    def tell(self, events: list[Event]) -> None:
         self.driver.feed(events)
 
 

@@ -179,6 +179,14 @@ _VOID = {suit: i for i, suit in enumerate(SUITS)}
 )
 
 
+#: (game, a card block's first index) -> card name -> its index in the vector
+_AT_CARD = {
+    (game, base): {card: base + i for card, i in _SLOT[game].items()}
+    for game in _SLOT
+    for base in (_HAND, _SEEN, _KNOWN)
+}
+
+
 def encode(view: View, picked: Sequence[str] = (), out: Any = None) -> Any:
     """Write the observation of ``view`` into ``out`` and return it.
 
@@ -226,9 +234,20 @@ def encode(view: View, picked: Sequence[str] = (), out: Any = None) -> Any:
     if trump_card is not None:
         out[_TRUMP_CARD + slot[trump_card]] = 1.0
     # a card block counts copies: two decks (Oh-Seven, 5+ players) may hold a card twice
-    for card in hand:
-        out[_HAND + slot[card]] += 1.0
-        out[_KNOWN + slot[card]] += 1.0  # own known cards: the hand
+    if n < 5 or game != OH_SEVEN:  # one deck: each card once, no need to add
+        at_hand, at_seen = _AT_CARD[game, _HAND], _AT_CARD[game, _SEEN]
+        at_known = _AT_CARD[game, _KNOWN]
+        for card in hand:
+            out[at_hand[card]] = 1.0
+            out[at_known[card]] = 1.0  # own known cards: the hand
+        for card in view.seen:
+            out[at_seen[card]] = 1.0
+    else:
+        for card in hand:
+            out[_HAND + slot[card]] += 1.0
+            out[_KNOWN + slot[card]] += 1.0
+        for card in view.seen:
+            out[_SEEN + slot[card]] += 1.0
     for card in picked:
         out[_PICKED + slot[card]] += 1.0
     for card in view.passed:
@@ -237,8 +256,6 @@ def encode(view: View, picked: Sequence[str] = (), out: Any = None) -> Any:
         out[_RECEIVED + slot[card]] += 1.0
     for card in view.used_bids:
         out[_USED + slot[card]] += 1.0
-    for card in view.seen:
-        out[_SEEN + slot[card]] += 1.0
     bids, won, scores, voids = view.bids, view.tricks_won, view.scores, view.voids
     shown = view._shown  # cards shown by bids and passes: the others' known cards come from them
     for s in range(n):

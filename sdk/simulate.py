@@ -22,6 +22,7 @@ from typing import Any, cast
 from ..core.cards import OH_HELL_DECK, OH_SEVEN_DECK, Deck
 from ..core.precomputed import trick_keys
 from ..core.rules import Game, Rules, position_game
+from ..core.values import WireChoice
 from .view import OH_SEVEN, SUITS, View, rank
 
 __all__ = [
@@ -351,8 +352,8 @@ def evaluate_bids(
     *,
     budget_s: float = 0.3,
     max_samples: int = 400,
-    candidates: Sequence[Any] | None = None,
-) -> dict[Any, float]:
+    candidates: Sequence[WireChoice] | None = None,
+) -> dict[WireChoice, float]:
     """The mean value of each candidate bid over sampled deals, playing the round out.
 
     Oh Hell: the other seats' missing bids are guessed with :func:`estimate_tricks` on their
@@ -378,8 +379,8 @@ def evaluate_bids(
 
 
 def _oh_hell_bid_sample(
-    view: View, hands: list[list[str]], legal: list[Any], rng: random.Random
-) -> dict[Any, float]:
+    view: View, hands: list[list[str]], legal: list[WireChoice], rng: random.Random
+) -> dict[WireChoice, float]:
     me, n = view.seat, view.players
     bids: list[int] = []
     for s in range(n):
@@ -395,18 +396,18 @@ def _oh_hell_bid_sample(
 
 
 def _oh_seven_bid_sample(
-    view: View, hands: list[list[str]], legal: list[Any], rng: random.Random
-) -> dict[Any, float]:
+    view: View, hands: list[list[str]], legal: list[WireChoice], rng: random.Random
+) -> dict[WireChoice, float]:
     me, n = view.seat, view.players
     used: list[list[str]] = [[] for _ in range(n)]
     for attempt in view.bid_attempts:
         for s, card in enumerate(attempt["cards"]):
             used[s].append(card)
     cards = ["" if s == me else _oh_seven_guess_bid(hands[s], used[s], n, rng) for s in range(n)]
-    values: dict[Any, float] = {}
-    forced: list[tuple[str, float]] = []
+    values: dict[WireChoice, float] = {}
+    forced: list[tuple[WireChoice, float]] = []
     for card in legal:
-        cards[me] = card
+        cards[me] = str(card)  # an Oh-Seven bid: a card name
         keys = [rank(c) * 4 + SUITS.index(c[1]) for c in cards]
         top_key = max(keys)
         tops = [s for s in range(n) if keys[s] == top_key]

@@ -43,6 +43,7 @@ from ohseven.referee.tournament.cluster import (
     localize_spec,
     unpack_bundle,
 )
+from ohseven.referee.tournament.pool import Job, MatchEnded
 from ohseven.referee.tournament.run import (
     STAGING_NAME,
     run_tournament,
@@ -461,16 +462,16 @@ class TestLostResults:
 
         config = load_config(write_tournament(tmp_path))
         match = build_schedule(config, b"test secret")[0]
-        job = (match.index, match.spec, sandbox_config(config), None, play_match)
+        job = Job(match.index, match.spec, sandbox_config(config), None, play_match)
         pool = ClusterPool(cluster.address)
         try:
             with pool._lock:
                 pool._inflight[LostFuture()] = (job, None)
             pool._collect(next(iter(pool._inflight)))
             pool.close_input()
-            kind, index, payload = pool.results.get(timeout=120)
-            assert (kind, index) == ("done", match.index)
-            assert len(payload[0]) == match.games
+            result = pool.results.get(timeout=120)
+            assert isinstance(result, MatchEnded) and result.index == match.index
+            assert len(result.games) == match.games
         finally:
             pool.stop()
 
@@ -489,7 +490,7 @@ class TestClusterErrors:
             match = build_schedule(config, b"test secret")[0]
             pool = ClusterPool(bare.address, slot_patience=0.5)
             try:
-                pool.submit((match.index, match.spec, None, None, play_match))
+                pool.submit(Job(match.index, match.spec, None, None, play_match))
                 pool.close_input()
                 deadline = time.monotonic() + 30
                 with pytest.raises(ClusterError, match=r"--resources match=CORES"):

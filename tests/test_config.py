@@ -283,6 +283,7 @@ class TestPlayableBounds:
             ("schedule: {repeats: 1000000000}\n", "schedule.repeats"),
             ("schedule: {games_per_table: 1000000000}\n", "schedule.games_per_table"),
             ("schedule: {repeats: 9000, games_per_table: 9000}\n", "schedule"),
+            ("workers: 100000\n", "workers"),  # each a process: it used to hang the run
         ],
     )
     def test_out_of_range_values_are_errors(self, folder: Path, extra: str, key: str) -> None:

@@ -290,3 +290,14 @@ def test_the_environment_imports_only_the_core_and_the_sdk() -> None:
                 found.update(alias.name for alias in node.names)
     ours = {m.split(".")[1] for m in found if m.startswith("ohseven.")}
     assert ours <= {"core", "sdk", "env"} and "sdk" in ours
+
+
+def test_the_documented_layout_is_the_encoders() -> None:
+    """docs/BOTS.md's table of blocks gives each block's first index and size as encoded."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "BOTS.md").read_text()
+    at = offsets()
+    for name, size, _ in LAYOUT:
+        assert f"| `{name}` | {at[name]} | {size} |" in text, name
+    assert f"is {OBS_SIZE} float32" in text and f"`Discrete({ACTIONS})`" in text

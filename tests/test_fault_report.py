@@ -115,3 +115,12 @@ def test_exits_name_their_signal():
     assert exit_text(-11) == "was killed by SIGSEGV"
     assert exit_text(1) == "exited with code 1"
     assert exit_text(200) == "exited with code 200"
+
+
+def test_a_memory_error_names_the_limit():
+    """A MemoryError's group says which limit it meets; a KeyError's does not."""
+    memory = FaultSite("crash", "Traceback (most recent call last):\nMemoryError")
+    lines = render_groups("big", group_faults([memory]), "")
+    assert any("hint:" in line and "memory_mb" in line for line in lines)
+    key = FaultSite("bot_error", trace(STAGED, "7D"))
+    assert not any("hint:" in line for line in render_groups("k", group_faults([key]), ""))

@@ -178,7 +178,11 @@ class TestFaultOutput:
         assert len(row["output_tail"].splitlines()) <= 21  # bounded: the "noise" is cut
         assert data["bots"][0]["output_tail"] == ""
         text = referee(*args)
-        assert text.returncode == 0, text.stderr
-        assert f"{status}: exited with code" in text.stdout and words in text.stdout
+        # a bot that never started: its seats were the fallback's, the match says so (exit 1)
+        assert text.returncode == (1 if status == "no_start" else 0), text.stderr
+        if status == "no_start":
+            assert "did not start (no_start)" in text.stderr
+        assert f"{status}" in text.stdout and "exited with code" in text.stdout
+        assert words in text.stdout
         if mode == "start":
             assert "noise 49" in text.stdout and "noise 0\n" not in text.stdout

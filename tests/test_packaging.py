@@ -122,7 +122,8 @@ class TestEditableInstall:
 
     def test_a_bot_starts_without_the_engine(self) -> None:
         """What every SDK bot imports as it starts loads neither the rules engine nor attrs
-        (the card model's names live in ohseven.core.names)."""
+        (the card model's names live in ohseven.core.names, the values' types in
+        ohseven.core.values: neither imports anything)."""
         code = (
             "import sys; from ohseven.sdk import Bot, View, run;"
             "print(sorted(m for m in sys.modules if m.startswith('ohseven.core.') or m == 'attrs'))"
@@ -130,7 +131,7 @@ class TestEditableInstall:
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )
-        assert out.stdout.strip() == "['ohseven.core.names']"
+        assert out.stdout.strip() == "['ohseven.core.names', 'ohseven.core.values']"
 
     def test_no_bare_top_level_names(self) -> None:
         """Nothing is installed as a bare ``referee`` or ``sdk`` module."""

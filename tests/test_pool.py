@@ -15,7 +15,15 @@ import pytest
 from ohseven.core.rules import OH_SEVEN, Rules
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.tournament.cluster import ClusterPool
-from ohseven.referee.tournament.pool import LocalPool, Pool
+from ohseven.referee.tournament.pool import (
+    GameEnded,
+    Job,
+    LocalPool,
+    MatchEnded,
+    MatchFailed,
+    Pool,
+    PoolResult,
+)
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -62,8 +70,19 @@ def sleeping_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
     raise AssertionError("not stopped")
 
 
-def job(index: int, runner: Any) -> tuple:
-    return (index, spec(index), None, None, runner)
+def job(index: int, runner: Any) -> Job:
+    return Job(index, spec(index), None, None, runner)
+
+
+def as_tuple(result: PoolResult) -> tuple:
+    """``(kind, index, payload)``: ``game`` (a record), ``done`` ((games, logs)), or why a
+    match failed (its detail)."""
+    if isinstance(result, GameEnded):
+        return ("game", result.index, result.record)
+    if isinstance(result, MatchEnded):
+        return ("done", result.index, (result.games, result.logs))
+    assert isinstance(result, MatchFailed)
+    return (result.why, result.index, result.detail)
 
 
 def results(pool: LocalPool, count: int, timeout: float = 60.0) -> list[tuple]:
@@ -73,7 +92,7 @@ def results(pool: LocalPool, count: int, timeout: float = 60.0) -> list[tuple]:
     while len(got) < count:
         assert time.monotonic() < deadline, f"only {got}"
         try:
-            got.append(pool.results.get(timeout=0.25))
+            got.append(as_tuple(pool.results.get(timeout=0.25)))
         except queue.Empty:
             got += [("lost", index, reason) for index, reason in pool.reap()]
     return got

@@ -130,6 +130,7 @@ class TestBotPage:
         page.wait_for_selector("#bot-name")
         assert page.inner_text("#bot-name") == FAULTY
         assert "Zero-bid rate" in page.inner_text("#bot-stats")
+        assert "μ ± σ" in page.inner_text(".facts")  # not "M ± Σ" from the uppercase style
         assert "timeout" in page.inner_text("#faults")
         assert "ValueError: bad card" in page.inner_text("#faults pre.log")
         assert HOST not in page.content()  # no path of the organiser's machine
@@ -244,6 +245,24 @@ class TestLayout:
         assert overflowing_without_cue(page) == []
         if width == 390:
             assert overflowing > 0
+        context.close()
+
+    def test_no_table_is_cut_at_1280(self, site: Path, browser: Browser) -> None:
+        """At 1280 px the head-to-head matrix and the games lists (index, games pages, a bot
+        page) show every column: nothing to scroll to, no page wider than the window."""
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        for name in ("index.html", "games.html", "bots/alpha.html"):
+            page.goto((site / name).as_uri())
+            page.wait_for_selector("table.games")
+            cut = page.evaluate(
+                """() => Array.from(document.querySelectorAll('.scroll'))
+                  .filter(box => box.scrollWidth > box.clientWidth + 1)
+                  .map(box => (box.firstElementChild && box.firstElementChild.id)
+                    || box.firstElementChild.className)"""
+            )
+            assert cut == [], (name, cut)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280, name
         context.close()
 
     def test_the_replay_fits_a_phone(self, site: Path, browser: Browser) -> None:

@@ -239,6 +239,17 @@ class TestTextOutput:
         assert f"note: move {move} is a decision of seat {seat} (view_recorder)" in out.stderr
         assert out.stdout.startswith(f"move {move}: seat {seat} (view_recorder)")
 
+    def test_a_bot_named_in_no_seat_is_told_whose_move_it_gets(self, recorded: Recorded):
+        """A tournament's replay names its bots otherwise: the note says so and names the seat
+        asked, and how to choose one."""
+        path = _replay(recorded, 0)
+        out = referee(
+            "replay", str(path), "--bot", HEURISTIC, "--at", "3", "--sandbox", "unsandboxed"
+        )
+        seat = load_replay(path)["moves"][2][0]
+        assert "note: no seat of this replay is named heuristic" in out.stderr, out.stderr
+        assert f"a decision of seat {seat}" in out.stderr and "--player or --seat" in out.stderr
+
 
 class TestSources:
     def test_check_bot_replays(self, tmp_path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from pathlib import Path
 
@@ -9,7 +10,15 @@ import pytest
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
-from ohseven.referee.results.store import Store, StoreError, aggregate
+from ohseven.referee.results import store as store_module
+from ohseven.referee.results.store import (
+    DamagedStoreError,
+    Store,
+    StoreError,
+    StoreIOError,
+    aggregate,
+    database_error,
+)
 
 MATCHES = [(0, "m00000", ("a", "b"), 0, 2), (1, "m00001", ("a", "c"), 2, 2)]
 
@@ -191,3 +200,39 @@ class TestAggregates:
         assert a.rounds == 7 and a.count("rounds") == 7
         rates = a.rates()
         assert rates["bid_fill_rate"] + rates["overflow_rate"] + rates["underfill_rate"] == 1
+
+
+class TestDatabaseErrors:
+    """What an SQLite error means for the organiser; intact games are never called lost."""
+
+    def error(self, text: str, name: str) -> sqlite3.OperationalError:
+        found = sqlite3.OperationalError(text)
+        found.sqlite_errorname = name  # as SQLite sets it
+        return found
+
+    def test_a_shm_file_that_cannot_be_made_on_a_full_disk_is_a_full_disk(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """SQLite cannot create its -shm file (an I/O error, not "full"): with no space left,
+        it is the full disk, to free and resume; not damage."""
+        monkeypatch.setattr(store_module, "_free_bytes", lambda path: 4096)
+        problem = database_error(tmp_path / DB_NAME, self.error("disk I/O error", "SQLITE_IOERR"))
+        assert isinstance(problem, OSError) and problem.errno == errno.ENOSPC
+
+    def test_an_io_error_with_space_left_is_not_damage(self, tmp_path: Path) -> None:
+        problem = database_error(
+            tmp_path / DB_NAME, self.error("unable to open database file", "SQLITE_CANTOPEN")
+        )
+        assert isinstance(problem, StoreIOError) and not isinstance(problem, DamagedStoreError)
+        text = str(problem)
+        assert "damaged" not in text.replace("not known to be damaged", "")
+        assert "lost" not in text and "fresh" not in text and "move it away" not in text
+
+    def test_a_corrupt_file_is_damage_and_no_advice_loses_games_silently(
+        self, tmp_path: Path
+    ) -> None:
+        problem = database_error(
+            tmp_path / DB_NAME, self.error("file is not a database", "SQLITE_NOTADB")
+        )
+        assert isinstance(problem, DamagedStoreError) and "backup" in str(problem)
+        assert "games are then lost" not in str(problem)

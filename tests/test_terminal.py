@@ -66,10 +66,17 @@ class TestPrintable:
     def test_markup_is_shown_as_written(self, text):
         out = io.StringIO()
         Console(file=out, width=10_000, highlight=False).print(markup(text), end="")
-        expected = printable(text, lines=False).rstrip(" ")
+        expected = printable(text, lines=False)
         if re.search(r"(?<!\\)\\$", expected):  # rich doubles a single trailing backslash
             expected += "\\"
+        expected = expected.rstrip(" ")
         assert out.getvalue().rstrip(" ") == expected
+
+    @pytest.mark.parametrize("text", ["\\[", "a\\\\[b", "\\[bold]x", "\\\\[/]", "[\\", "\\ "])
+    def test_backslashes_before_a_bracket_are_shown(self, text):
+        out = io.StringIO()
+        Console(file=out, width=10_000, highlight=False).print(markup(text), end="")
+        assert out.getvalue().rstrip(" ").startswith(text.rstrip(" "))
 
     def test_a_guarded_stream_escapes_what_is_written(self):
         out = io.StringIO()

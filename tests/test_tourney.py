@@ -222,16 +222,24 @@ class TestResume:
         code, _, err = finish(referee(str(runs["killed"]), "--quiet"))
         assert code == 1 and "secret.key is missing" in err
 
-    def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(self, tmp_path: Path) -> None:
-        """SIGINT: exit 130, a consistent database, a resume hint; the rerun completes."""
+    @pytest.mark.parametrize(
+        ("sent", "status", "words"),
+        [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "stopped by SIGTERM")],
+    )
+    def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(
+        self, tmp_path: Path, sent: int, status: int, words: str
+    ) -> None:
+        """SIGINT (Ctrl-C) and SIGTERM (a service manager): exit 130 / 143, a consistent
+        database, a message saying which and how to resume; the rerun completes."""
         config = write_tournament(tmp_path, games=40)
         process = referee(str(config), "--workers", "2", "--quiet")
         deadline = time.monotonic() + 60
         while stored_games(tmp_path / "out") == 0 and time.monotonic() < deadline:
             time.sleep(0.05)  # interrupt once the run is under way, not before it starts
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent)
         code, _, err = finish(process, timeout=60)
-        assert code == 130, err
+        assert code == status, err
+        assert words in err
         assert 0 < stored_games(tmp_path / "out") < board(tmp_path / "out")["games_total"]
         assert "Resume with: ohseven-referee tourney" in err
         with Store.open(tmp_path / "out", create=False) as store:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ohseven.referee.records import BotSpec, TimeControl
 from ohseven.referee.sandbox.paths import bot_folder, extra_path_problem
-from ohseven.referee.secret import random_seed, short_seed_warning
+from ohseven.referee.secret import random_seed
 from ohseven.referee.terminal import printable
 
 __all__ = [
@@ -142,12 +142,13 @@ def bot_specs(arguments: Sequence[str]) -> tuple[BotSpec, ...]:
 
 
 def announce_seed(seed: int | None, option: str = "--seed") -> int:
-    """``seed``, or a fresh random one; printed (stderr) so that any run can be replayed."""
+    """``seed``, or a fresh random one; printed (stderr) so that any run can be replayed. A
+    short seed given here is not warned about: ``match``, ``check-bot`` and ``play`` are
+    development tools, where ``--seed 3`` replays the same deals; the secrecy of a tournament's
+    seed is ``tourney``'s warning (``secret.short_seed_warning``)."""
     if seed is None:
         seed = random_seed()
         print(f"seed {seed} (run again with {option} {seed} to replay the deals)", file=sys.stderr)
-    elif warning := short_seed_warning(seed, option):
-        print(warning, file=sys.stderr)
     return seed
 
 

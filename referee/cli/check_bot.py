@@ -22,11 +22,13 @@ import os
 import random
 import sys
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import attrs
 from ohseven.core.rules import GAMES, OH_HELL, OH_SEVEN, Game, OhSevenGame, Phase, Rules, new_game
 from ohseven.core.table import Link, LinkBase, RandomFallback, Request, Table
+from ohseven.core.values import Event, Move
 from ohseven.core.wire import move_to_wire
 from ohseven.referee.cli.bot_args import (
     BotArgumentError,
@@ -255,7 +257,7 @@ class _Opponent(LinkBase):
         self.check = check
         self.rng = rng
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         table.answer(request, _opponent(table.game, request.seat, self.check, self.rng))
 
 
@@ -280,11 +282,11 @@ class _Absent(LinkBase):
         return False
 
 
-def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Any:
+def _opponent(game: Game, seat: int, check: Check, rng: random.Random) -> Move:
     """The random example bot's decision, or the forcing opponent's bid completing 7."""
-    legal = list(game.legal_moves(seat))
     if game.phase is Phase.PASS:
         return tuple(rng.sample(list(game.hands[seat]), game.pass_count()))
+    legal = list(cast(Sequence[int], game.legal_moves(seat)))  # a bid or a play: ints
     if check.force and game.phase is Phase.BID and isinstance(game, OhSevenGame):
         if check.force == "sum7":
             forcing = game.attempt == 0
@@ -312,7 +314,7 @@ def play_check(
     moves: list[Any] = []
     rebids = 0
 
-    def on_move(seat: int, kind: str, move: Any, took: float | None) -> None:
+    def on_move(seat: int, kind: str, move: Move, took: float | None) -> None:
         nonlocal rebids
         if seat != check.seat:
             return

@@ -295,4 +295,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
     else:
         print_summary(summary, dict(zip((b.name for b in bots), args.bots, strict=True)))
-    return 0
+    never = [row["name"] for row in summary["bots"] if row["faults"].get("no_start")]
+    for name in never:  # its seats were the fallback's: its points and wins are not its own
+        print(
+            f"ohseven-referee match: {printable(name)} did not start (no_start): the referee's "
+            "fallback played its seats, so its points and wins are not its own",
+            file=sys.stderr,
+        )
+    return 1 if never else 0

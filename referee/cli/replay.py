@@ -33,6 +33,7 @@ import attrs
 from ohseven.core.feed import EventFeed, game_event
 from ohseven.core.rules import Game, RulesError
 from ohseven.core.table import LinkBase, RandomFallback
+from ohseven.core.values import Move
 from ohseven.core.wire import legal_to_wire
 from ohseven.referee.cli.bot_args import (
     BotArgumentError,
@@ -223,7 +224,7 @@ def _exchange(
     bots_at = [real if s == seat else None for s in range(game.players)]
     took: list[float | None] = []
 
-    def on_move(mover: int, kind: str, move: Any, seconds: float | None) -> None:
+    def on_move(mover: int, kind: str, move: Move, seconds: float | None) -> None:
         if mover == seat:
             took.append(seconds)
             assert referee.table is not None  # the table being played
@@ -428,6 +429,15 @@ def run(args: argparse.Namespace) -> int:
         )
     if bot is None:
         return _fail("--at needs --bot BOT: the bot to ask")
+    if seat is None and not args.json:  # the bot's name is in no seat: say whose move it gets
+        names = replay.get("seats") or []
+        known = ", ".join(f"{s}: {n}" for s, n in enumerate(names) if n) or "none named"
+        print(
+            f"note: no seat of this replay is named {bot.name} (seats {known}); {bot.name} "
+            f"is asked move {args.at}, a decision of seat {decision.seat} "
+            f"({_name(replay, decision.seat)}); choose a seat with --player or --seat",
+            file=sys.stderr,
+        )
     if seat is not None and decision.seat != seat and not args.json:
         print(
             printable(

@@ -22,15 +22,18 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sqlite3
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from ohseven.referee.files import DB_NAME
 from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
 from ohseven.referee.plan.loader import demo_config, load_config
 from ohseven.referee.plan.schedule import schedule_size
+from ohseven.referee.plan.sections import MAX_WORKERS
 from ohseven.referee.play.match import start_check
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.display import print_board
@@ -38,6 +41,7 @@ from ohseven.referee.results.store import (
     DamagedStoreError,
     Store,
     StoreError,
+    StoreIOError,
     database_error,
 )
 from ohseven.referee.sandbox import cgroups
@@ -163,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
             "unsandboxed; see SECURITY.md",
             file=sys.stderr,
         )
-    if args.workers is not None and args.workers < 1:
-        print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        print(f"--workers {args.workers}: expected 1 to {MAX_WORKERS}", file=sys.stderr)
         return 2
     if not args.check:
         cgroups.warn_unavailable()  # once: what is not enforced without cgroups
@@ -212,6 +216,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     again = f"ohseven-referee tourney {args.config}" if args.config else "ohseven-referee tourney"
+    terminated: list[int] = []
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        # as Ctrl-C: the run stops cleanly (bots killed, database consistent) and says so
+        terminated.append(signum)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut that short
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         outcome = run_tournament(
             config,
@@ -220,9 +233,18 @@ def run(args: argparse.Namespace) -> int:
             quiet=args.quiet,
             cluster=args.cluster,
         )
+    except KeyboardInterrupt:  # between the run's own handling: nothing half-written
+        print(
+            f"\n{'stopped by SIGTERM' if terminated else 'interrupted'}; the database is "
+            f"consistent. Resume with: {again}",
+            file=sys.stderr,
+        )
+        return 143 if terminated else 130
     except (TourneyError, StoreError) as error:
         print(f"error: {printable(error)}", file=sys.stderr)
-        if isinstance(error, StoreError) and not isinstance(error, DamagedStoreError):
+        if isinstance(error, StoreError) and not isinstance(
+            error, DamagedStoreError | StoreIOError
+        ):  # another tournament's or schema's database: not one to discard by accident
             print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
         return 1
     except sqlite3.DatabaseError as error:
@@ -235,14 +257,17 @@ def run(args: argparse.Namespace) -> int:
         if error.errno != errno.ENOSPC:
             raise
         return _disk_full(error, again)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     leaderboard = Path(config.output) / LEADERBOARD_NAME
     if outcome.interrupted:
+        how = "stopped by SIGTERM" if terminated else "interrupted"
         print(
-            f"\ninterrupted after {outcome.leaderboard['games_played']} of {outcome.games} games; "
+            f"\n{how} after {outcome.leaderboard['games_played']} of {outcome.games} games; "
             f"the database is consistent. Resume with: {again}",
             file=sys.stderr,
         )
-        return 130
+        return 143 if terminated else 130
     if args.quiet:
         print_board(outcome.leaderboard)
     _warn_start_failures(Path(config.output))

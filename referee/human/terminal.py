@@ -181,7 +181,10 @@ class TerminalFront:
         assert request is not None
         self.draw(turn)
         self._legal(turn)
-        prompt = f"{_PROMPT.get(request.kind, 'your move')} (? for help)> "
+        word = _PROMPT.get(request.kind, "your move")
+        if request.kind == "bid" and turn.view.game == OH_SEVEN:
+            word = "your bid card (its rank is your bid)"
+        prompt = f"{word} (? for help)> "
         while True:
             try:
                 answer = self.read(prompt)

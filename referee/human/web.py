@@ -204,7 +204,8 @@ class WebFront:
             self.version += 1
             final = self.version
         deadline = time.monotonic() + FINAL_FETCH_SECONDS
-        while self.fetched < final and time.monotonic() < deadline and self.thread.is_alive():
+        opened = self.fetched >= 0  # no page ever opened: nobody to wait for
+        while opened and self.fetched < final and time.monotonic() < deadline:
             time.sleep(0.05)
         self.server.should_exit = True
         self.thread.join(5.0)

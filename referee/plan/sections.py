@@ -596,10 +596,21 @@ class RunSettings:
     site_logs: str = "complete"
 
 
+#: the most local worker processes a run may ask for (each runs a match and its bots)
+MAX_WORKERS = 1024
+
+
 def read_run_settings(reader: Reader, data: dict) -> RunSettings:
     """``workers``, ``output``, ``seed``, ``reveal_seeds``, ``replays``, ``cluster``,
     ``cluster_bots``, ``site_logs``."""
-    workers = reader.get(data, "", "workers", is_pos_int, "a positive integer", None)
+    workers = reader.get(
+        data,
+        "",
+        "workers",
+        lambda v: is_pos_int(v) and v <= MAX_WORKERS,
+        f"a positive integer, at most {MAX_WORKERS} (each worker is a process with its bots)",
+        None,
+    )
     output_raw = reader.get(data, "", "output", is_str, "a directory")
     seed = reader.get(data, "", "seed", lambda v: is_int(v) and v >= 0, "an integer >= 0", None)
     reveal_seeds = reader.get(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import functools
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import msgpack
@@ -27,6 +27,7 @@ from ohseven.core.cards import Deck
 from ohseven.core.names import PROTOCOL_VERSION
 from ohseven.core.rules import OH_HELL, Game
 from ohseven.core.table import Request, request_message
+from ohseven.core.values import Event, Move, WireChoice, WireMove
 from ohseven.core.wire import legal_to_wire, move_to_wire
 from ohseven.referee.records import FaultStatus
 
@@ -223,7 +224,7 @@ def error_message(reason: str) -> bytes:
     return encode({"type": "error", "reason": reason})
 
 
-def events_message(events: list[dict[str, Any]]) -> bytes:
+def events_message(events: list[Event]) -> bytes:
     return encode({"type": "events", "events": events})
 
 
@@ -247,14 +248,14 @@ class MoveCodec:
     def kind(self) -> str:
         return self.game.phase.value
 
-    def legal_to_wire(self, seat: int) -> tuple[list[Any], int]:
+    def legal_to_wire(self, seat: int) -> tuple[list[WireChoice], int]:
         """The ``legal`` list and ``count`` of a request to ``seat`` now."""
         return legal_to_wire(self.game, seat)
 
-    def move_to_wire(self, kind: str, move: Any) -> Any:
+    def move_to_wire(self, kind: str, move: Move) -> WireMove:
         return move_to_wire(self.game, kind, move)
 
-    def move_from_wire(self, request: Request, wire: Any) -> Any | Invalid:
+    def move_from_wire(self, request: Request, wire: object) -> Move | Invalid:
         """The engine move for ``wire`` in answer to ``request``, or why it is not one."""
         kind = request.kind
         if kind == "pass":
@@ -295,7 +296,7 @@ class MoveCodec:
 @attrs.frozen
 class Accepted:
     request: Request
-    move: Any  # the engine move
+    move: Move  # the engine move
     error: str | None = None  # the bot's own report that this move is a substitute
 
 
@@ -330,7 +331,7 @@ class Connection:
         self.state = State.READY
         return welcome(self.name)
 
-    def request(self, request: Request, events: list[dict[str, Any]]) -> bytes:
+    def request(self, request: Request, events: list[Event]) -> bytes:
         """The frame asking ``request``; the connection then awaits its move."""
         if self.state is not State.READY:
             raise ProtocolStateError("request", self)
@@ -355,9 +356,10 @@ class Connection:
             self.replies = {head + pack(bid): bid for bid in pending.legal}
         else:
             index = codec.index
-            self.replies = {head + pack(card): index[card] for card in pending.legal}
+            cards = cast(list[str], pending.legal)  # a play or an Oh-Seven bid: card names
+            self.replies = {head + pack(card): index[card] for card in cards}
 
-    def accept(self, frame: bytes, codec: MoveCodec) -> tuple[Request, Any] | None:
+    def accept(self, frame: bytes, codec: MoveCodec) -> tuple[Request, Move] | None:
         """The usual reply in one step: ``(request, engine move)`` when ``frame`` is exactly
         ``{type: "move", id, move}`` answering the pending request with a legal card (or Oh
         Hell bid); the request is then answered. None for anything else, with nothing changed:
@@ -445,7 +447,7 @@ class Connection:
             if codec is None:  # cannot happen: requests are only sent during a game
                 return Invalid(FaultStatus.PROTOCOL, "a move outside a game")
             move = codec.move_from_wire(pending, message.move)
-            if type(move) is Invalid:
+            if isinstance(move, Invalid):
                 return move
             return Accepted(pending, move, message.error)
         if message.id in self.expired:

@@ -41,6 +41,7 @@ import zmq
 from ohseven.core import seeds
 from ohseven.core.rules import Game
 from ohseven.core.table import Fallback, Link, OnMove, Request, Table
+from ohseven.core.values import Event, Move
 from ohseven.referee.fault_report import exit_text
 from ohseven.referee.play.connection import (
     MAX_TRANSPORT_FRAME,
@@ -124,7 +125,7 @@ class BotLink:
             else:  # its rest is checked now: a CPU reading after the thaw would count its work
                 process.thaw()
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         bot = self.bot
         connection = bot.connection
         assert connection is not None
@@ -139,7 +140,7 @@ class BotLink:
         except zmq.ZMQError:
             pass  # a peer that is gone or has a full queue loses the frame and will time out
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
+    def tell(self, events: list[Event]) -> None:
         self.referee._send(self.bot.routing_id, events_message(events))
 
     def faulted(
@@ -579,7 +580,7 @@ class Referee:
         self._fault(bot, result.status, result.detail)
 
     def _apply(
-        self, state: Table | None, request: Request, move: Any, error: str | None = None
+        self, state: Table | None, request: Request, move: Move, error: str | None = None
     ) -> None:
         """Hand the accepted ``move`` answering ``request`` to the table."""
         assert state is not None  # a move is accepted only during a game

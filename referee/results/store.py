@@ -38,6 +38,7 @@ __all__ = [
     "StoreError",
     "DamagedStoreError",
     "database_error",
+    "StoreIOError",
     "Store",
     "StoredGame",
     "BotAggregate",
@@ -109,15 +110,48 @@ class DamagedStoreError(StoreError):
     """A database file SQLite cannot read: truncated, overwritten, not a database."""
 
 
+#: free space under which an I/O error of the database is taken for a full disk
+LOW_SPACE_BYTES = 16 << 20
+
+
+class StoreIOError(StoreError):
+    """A database SQLite cannot read or write for a reason of the machine (an I/O error, a
+    permission), not known to be damaged: fix the cause and run again."""
+
+
+def _free_bytes(path: str | os.PathLike[str]) -> int | None:
+    try:
+        found = os.statvfs(os.path.dirname(os.path.abspath(path)) or ".")
+    except OSError:
+        return None
+    return found.f_bavail * found.f_frsize
+
+
 def database_error(path: str | os.PathLike[str], error: sqlite3.Error) -> Exception:
     """What a SQLite error on the database at ``path`` means for the organiser: a full disk
-    (an ``OSError`` with ``ENOSPC``: stop, free space, resume) or a damaged file."""
+    (an ``OSError`` with ``ENOSPC``: stop, free space, resume; also an I/O error, a ``-shm``
+    or ``-wal`` file SQLite cannot create, on a disk with almost no space left), a damaged
+    file (SQLite says it is corrupt or not a database), or else a :class:`StoreError` that
+    says what failed and never calls the games lost: they are intact as far as anyone knows."""
     text = str(error)
-    if "full" in text:
+    name = str(getattr(error, "sqlite_errorname", "") or "")
+    free = _free_bytes(path)
+    if "full" in text or name == "SQLITE_FULL" or (free is not None and free < LOW_SPACE_BYTES):
         return OSError(errno.ENOSPC, f"no space left for {path} ({text})")
-    return DamagedStoreError(
-        f"{path} is damaged ({text}). Restore it from a backup, or move it away to start the "
-        "tournament over (its games are then lost; --fresh does the same)"
+    damaged = name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
+        words in text
+        for words in ("malformed", "not a database", "file is encrypted", "integrity check")
+    )
+    if damaged:
+        return DamagedStoreError(
+            f"{path} is damaged ({text}). Restore it from a backup; to start the tournament "
+            "over instead, set another `output` (or use --fresh, which discards this one)"
+        )
+    left = "" if free is None else f", {free >> 20} MB free"
+    return StoreIOError(
+        f"cannot read or write {path} ({text}{left}): check the disk, its free space and the "
+        "folder's permissions, then run the same command again; the games it holds are not "
+        "known to be damaged"
     )
 
 

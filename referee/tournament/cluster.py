@@ -42,7 +42,7 @@ import time
 import traceback
 import uuid
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,15 @@ from ohseven.referee.files import write_atomic
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.records import BotSpec, GameRecord, MatchSpec
 from ohseven.referee.sandbox.paths import bot_folder
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.tournament.errors import TourneyError
+from ohseven.referee.tournament.pool import Job, MatchEnded, MatchFailed, PoolResult, Runner
 
 __all__ = [
     "ClusterError",
     "ClusterPool",
     "ClusterJob",
+    "ClusterPlayed",
     "MATCH_RESOURCE",
     "BUNDLE_LIMIT_BYTES",
     "BOT_CACHE_ENV",
@@ -256,12 +259,22 @@ class ClusterJob:
 
     index: int
     spec: MatchSpec
-    sandbox: Any
-    runner: Callable[..., Any]
+    sandbox: SandboxConfig | None
+    runner: Runner
     referee_python: str
     replays: bool = False
     #: bot directory on the referee host -> content hash of its shipped bundle
     bundles: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
+class ClusterPlayed:
+    """A match played on a worker: its games, its bots' logs, and its replays (file name ->
+    JSON bytes; each record's ``replay_path`` is that name)."""
+
+    games: tuple[GameRecord, ...]
+    logs: dict[str, str]
+    replays: dict[str, bytes]
 
 
 class _Cancelled(BaseException):
@@ -292,13 +305,10 @@ def _check_paths(spec: MatchSpec, worker_name: str) -> str | None:
     return None
 
 
-def run_match(job: ClusterJob) -> tuple:
-    """Play ``job``'s match on this worker (the Dask task).
-
-    Returns ``("done", games, logs, replays)`` (``replays``: file name -> JSON bytes, and each
-    record's ``replay_path`` is that name), ``("error", text)`` when the runner raised, or
-    ``("cancelled",)`` when the referee cancelled the task between two games.
-    """
+def run_match(job: ClusterJob) -> ClusterPlayed | MatchFailed | None:
+    """Play ``job``'s match on this worker (the Dask task): a :class:`ClusterPlayed`, a
+    :class:`~.pool.MatchFailed` (``error``) when it could not be played, or None when the
+    referee cancelled the task between two games."""
     raise_fd_limit()
     worker, key = _worker_context()
     unpacked: dict[str, str] = {}
@@ -307,13 +317,14 @@ def run_match(job: ClusterJob) -> tuple:
         for directory, digest in job.bundles:
             local = base / digest
             if not local.is_dir():
-                return ("error", f"bot directory {directory} was not shipped to this worker")
+                why = f"bot directory {directory} was not shipped to this worker"
+                return MatchFailed(job.index, "error", why)
             unpacked[directory] = str(local)
     spec = localize_spec(job.spec, referee_python=job.referee_python, unpacked=unpacked)
     name = str(getattr(worker, "address", "") or "here")
     problem = _check_paths(spec, name)
     if problem:
-        return ("error", problem)
+        return MatchFailed(job.index, "error", problem)
 
     def on_game(record: GameRecord) -> None:
         if worker is None:
@@ -331,9 +342,11 @@ def run_match(job: ClusterJob) -> tuple:
                 on_game=on_game,
             )
         except _Cancelled:
-            return ("cancelled",)
+            return None
         except Exception:
-            return ("error", f"on Dask worker {name}:\n{traceback.format_exc()}")
+            return MatchFailed(
+                job.index, "error", f"on Dask worker {name}:\n{traceback.format_exc()}"
+            )
         games, replays = [], {}
         for record in result.games:
             if record.replay_path and os.path.isfile(record.replay_path):
@@ -341,7 +354,7 @@ def run_match(job: ClusterJob) -> tuple:
                 replays[file_name] = Path(record.replay_path).read_bytes()
                 record = attrs.evolve(record, replay_path=file_name)
             games.append(record)
-    return ("done", tuple(games), dict(result.logs), replays)
+    return ClusterPlayed(tuple(games), dict(result.logs), replays)
 
 
 # --------------------------------------------------------------------------- on the referee
@@ -351,13 +364,13 @@ class _Results:
     """The pool's result queue: ``get`` raises the pool's failure once the queue is drained."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[PoolResult] = queue.Queue()
         self.error: BaseException | None = None
 
-    def put(self, item: tuple) -> None:
+    def put(self, item: PoolResult) -> None:
         self._queue.put(item)
 
-    def get(self, timeout: float | None = None) -> tuple:
+    def get(self, timeout: float | None = None) -> PoolResult:
         try:
             return self._queue.get(timeout=timeout)
         except queue.Empty:
@@ -369,11 +382,11 @@ class _Results:
 class ClusterPool:
     """Matches played as Dask tasks; results, as matches finish, on :attr:`results`.
 
-    ``submit((index, spec, sandbox, replay_dir, runner))`` queues a match; the pool's thread
-    keeps as many in flight as the cluster has ``match`` slots and puts ``("done", index,
-    (games, logs))``, ``("failed", index, reason)`` (the match kept killing its workers) or
-    ``("error", index, text)`` (the runner raised) on :attr:`results`. ``bots`` are the bots of
-    the tournament, shipped to the workers when ``bot_mode`` is ``"ship"``.
+    ``submit(job)`` queues a match (a :class:`~.pool.Job`); the pool's thread keeps as many in
+    flight as the cluster has ``match`` slots and puts a :class:`~.pool.MatchEnded` or a
+    :class:`~.pool.MatchFailed` (``failed``: the match kept killing its workers; ``error``: the
+    runner raised) on :attr:`results`. ``bots`` are the bots of the tournament, shipped to the
+    workers when ``bot_mode`` is ``"ship"``.
     """
 
     def __init__(
@@ -397,8 +410,8 @@ class ClusterPool:
         self.slot_patience = slot_patience
         self.results = _Results()
         self._distributed = distributed
-        self._jobs: collections.deque[tuple] = collections.deque()
-        self._inflight: dict[Any, tuple[tuple, ClusterJob]] = {}
+        self._jobs: collections.deque[Job] = collections.deque()
+        self._inflight: dict[Any, tuple[Job, ClusterJob]] = {}
         self._closed = False
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -423,7 +436,7 @@ class ClusterPool:
 
     # -- the local pool's interface
 
-    def submit(self, job: tuple) -> None:
+    def submit(self, job: Job) -> None:
         with self._lock:
             self._jobs.append(job)
 
@@ -471,20 +484,19 @@ class ClusterPool:
                 self.client.register_plugin(plugin)
                 self._plugins.append(plugin.name)
 
-    def _job(self, job: tuple) -> ClusterJob:
-        index, spec, sandbox, replay_dir, runner = job
+    def _job(self, job: Job) -> ClusterJob:
         bundles = []
-        for bot in spec.bots:
+        for bot in job.spec.bots:
             directory = _bot_directory(bot) if self.bot_mode == "ship" else None
             if directory in self._bundles:
                 bundles.append((directory, self._bundles[directory]))
         return ClusterJob(
-            index=index,
-            spec=spec,
-            sandbox=sandbox,
-            runner=runner,
+            index=job.index,
+            spec=job.spec,
+            sandbox=job.sandbox,
+            runner=job.runner,
             referee_python=sys.executable,
-            replays=replay_dir is not None,
+            replays=job.replay_dir is not None,
             bundles=tuple(dict.fromkeys(bundles)),
         )
 
@@ -569,30 +581,29 @@ class ClusterPool:
     def _collect(self, future: Any) -> None:
         with self._lock:
             job, task = self._inflight.pop(future)
-        index, spec, _, replay_dir, _ = job
+        index = job.index
         try:
             if future.status == "finished":
                 outcome = future.result()
-                if outcome[0] == "done":
-                    _, games, logs, replays = outcome
-                    games = _save_replays(games, replays, replay_dir)
-                    self.results.put(("done", index, (games, logs)))
-                elif outcome[0] == "error":
-                    self.results.put(("error", index, outcome[1]))
+                if isinstance(outcome, ClusterPlayed):
+                    games = _save_replays(outcome.games, outcome.replays, job.replay_dir)
+                    self.results.put(MatchEnded(index, games, outcome.logs))
+                elif isinstance(outcome, MatchFailed):
+                    self.results.put(outcome)
             elif future.status == "error":
                 error = future.exception()
                 if isinstance(error, self._distributed.KilledWorker):
-                    self.results.put(("failed", index, _killed_reason(error)))
+                    self.results.put(MatchFailed(index, "failed", _killed_reason(error)))
                 else:
                     text = "".join(traceback.format_exception(error)).rstrip()
-                    self.results.put(("error", index, f"the Dask task raised:\n{text}"))
+                    self.results.put(MatchFailed(index, "error", f"the Dask task raised:\n{text}"))
             elif future.status == "lost" and not self._stopping.is_set():
                 # the match finished, but the worker holding its result died before we fetched
                 # it: play it again (nothing of it was recorded, so it is recorded once)
                 with self._lock:
                     self._jobs.appendleft(job)
             elif not self._stopping.is_set():  # cancelled by someone else
-                self.results.put(("error", index, f"the Dask task was {future.status}"))
+                self.results.put(MatchFailed(index, "error", f"the Dask task was {future.status}"))
         finally:
             future.release()
 

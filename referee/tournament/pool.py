@@ -2,11 +2,10 @@
 
 The run loop (``tourney``) hands matches to a pool and reads what comes back; :class:`LocalPool`
 plays them in worker processes forked on this host, ``cluster.ClusterPool`` on a Dask cluster.
-A job is ``(index, spec, sandbox, replay_dir, runner)``; what comes back on ``results``, as
-``(kind, index, payload)``: ``("game", index, GameRecord)`` as each game ends (local pool only),
-``("done", index, (games, logs))``, ``("error", index, text)`` (the runner raised),
-``("nospace", index, text)`` (a full disk) and, on a cluster, ``("failed", index, reason)`` (the
-match kept killing its workers).
+A :class:`Job` is one match to play; what comes back on ``results`` is a :data:`PoolResult`:
+a :class:`GameEnded` as each game ends (local pool only), a :class:`MatchEnded` with all of
+them, or a :class:`MatchFailed` (the runner raised, a full disk, or on a cluster a match that
+kept killing its workers).
 """
 
 from __future__ import annotations
@@ -21,23 +20,76 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+import attrs
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
+from ohseven.referee.sandbox.settings import SandboxConfig
 
-__all__ = ["Job", "LocalPool", "Pool", "Results", "Runner"]
+__all__ = [
+    "GameEnded",
+    "Job",
+    "LocalPool",
+    "MatchEnded",
+    "MatchFailed",
+    "Pool",
+    "PoolResult",
+    "Results",
+    "Runner",
+]
 
 #: play_match's signature: (spec, *, sandbox, replay_dir, on_game) -> MatchResult.
 Runner = Callable[..., MatchResult]
 
-#: what a pool plays: (match index, spec, sandbox, replay directory, runner).
-Job = tuple[int, MatchSpec, Any, str | None, Runner]
+
+@attrs.frozen
+class Job:
+    """One match for a pool to play: match ``index`` of the run, played by ``runner`` with
+    ``sandbox`` (None: the runner's default), its replays in ``replay_dir`` (None: none)."""
+
+    index: int
+    spec: MatchSpec
+    sandbox: SandboxConfig | None
+    replay_dir: str | None
+    runner: Runner
+
+
+@attrs.frozen
+class GameEnded:
+    """A game of match ``index`` ended (the local pool reports each as it ends)."""
+
+    index: int
+    record: GameRecord
+
+
+@attrs.frozen
+class MatchEnded:
+    """Match ``index`` was played: its games and its bots' logs (by name)."""
+
+    index: int
+    games: tuple[GameRecord, ...]
+    logs: dict[str, str]
+
+
+@attrs.frozen
+class MatchFailed:
+    """Match ``index`` could not be played: ``error`` (the runner raised; ``detail`` is its
+    traceback), ``nospace`` (a full disk: the organiser frees space, then resumes) or, on a
+    cluster, ``failed`` (it kept killing its workers; it is recorded failed, the run goes on)."""
+
+    index: int
+    why: Literal["error", "nospace", "failed"]
+    detail: str
+
+
+#: what comes back on a pool's ``results``
+PoolResult = GameEnded | MatchEnded | MatchFailed
 
 
 class Results(Protocol):
     """Where a pool's results arrive (``queue.Empty`` when none came within ``timeout``)."""
 
-    def get(self, timeout: float | None = None) -> tuple: ...
+    def get(self, timeout: float | None = None) -> PoolResult: ...
 
 
 class Pool(Protocol):
@@ -96,30 +148,32 @@ def _worker(tasks: Any, results: Any, parent: int, current: Any = None, slot: in
             job = tasks.get()
             if job is None:
                 return
-            index, spec, sandbox, replay_dir, runner = job
+            index = job.index
             if current is not None:
                 current[slot] = index
 
             def on_game(record: GameRecord, index: int = index) -> None:
                 if os.getppid() != parent:
                     raise _Stop()
-                results.put(("game", index, record))
+                results.put(GameEnded(index, record))
 
             try:
-                result = runner(spec, sandbox=sandbox, replay_dir=replay_dir, on_game=on_game)
+                result = job.runner(
+                    job.spec, sandbox=job.sandbox, replay_dir=job.replay_dir, on_game=on_game
+                )
             except _Stop:
                 results.cancel_join_thread()  # the parent may be gone: never block on exit
                 return
             except OSError as error:
                 if error.errno != errno.ENOSPC:
-                    results.put(("error", index, traceback.format_exc()))
+                    results.put(MatchFailed(index, "error", traceback.format_exc()))
                 else:  # a full disk (replays) is the organiser's to fix, then resume
-                    results.put(("nospace", index, str(error)))
+                    results.put(MatchFailed(index, "nospace", str(error)))
                 return
             except Exception:
-                results.put(("error", index, traceback.format_exc()))
+                results.put(MatchFailed(index, "error", traceback.format_exc()))
                 return
-            results.put(("done", index, (result.games, dict(result.logs))))
+            results.put(MatchEnded(index, result.games, dict(result.logs)))
             if current is not None:
                 current[slot] = -1
     except _Stop:
@@ -168,7 +222,7 @@ class LocalPool:
             self.processes[slot] = self._spawn(slot)
         return lost
 
-    def submit(self, job: tuple) -> None:
+    def submit(self, job: Job) -> None:
         self.tasks.put(job)
 
     def close_input(self) -> None:

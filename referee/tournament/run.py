@@ -51,7 +51,7 @@ from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.cluster import ClusterPool
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
-from ohseven.referee.tournament.pool import LocalPool, Pool, Runner
+from ohseven.referee.tournament.pool import GameEnded, Job, LocalPool, MatchEnded, Pool, Runner
 
 __all__ = [
     "run_tournament",
@@ -79,7 +79,7 @@ def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
     return play_match(spec, **kwargs)
 
 
-def sandbox_config(config: TourneyConfig) -> Any:
+def sandbox_config(config: TourneyConfig) -> SandboxConfig:
     """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
     limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
     return SandboxConfig(
@@ -252,6 +252,9 @@ def run_tournament(
                 board.add(stored.canonical_index, stored.record)
             if isinstance(feed, StoppingFeed):
                 feed.totals()
+            # no more worker processes than matches left to play (each is a process, started
+            # whether it gets a match or not)
+            workers = max(1, min(workers, board.matches_total - board.matches_done))
             capacity = 4 * workers if (cluster or config.cluster) is None else 512
             first = feed.take(capacity, idle=True)
             store.set_meta(
@@ -390,7 +393,7 @@ def _play(
             by_index[match.index] = match
             written[match.index] = set()
             outstanding.add(match.index)
-            pool.submit((match.index, match.spec, sandbox, replay_dir, runner))
+            pool.submit(Job(match.index, match.spec, sandbox, replay_dir, runner))
 
     def refill() -> None:
         while not feed.done and len(outstanding) < capacity:
@@ -433,7 +436,7 @@ def _play(
         with display:
             while outstanding:
                 try:
-                    kind, index, payload = pool.results.get(timeout=0.25)
+                    result = pool.results.get(timeout=0.25)
                 except queue.Empty:
                     for index, reason in pool.reap():
                         if index in outstanding:
@@ -443,30 +446,31 @@ def _play(
                             "a worker process died unexpectedly; rerun the same command to resume"
                         ) from None
                     continue
+                index = result.index
                 if index not in outstanding:  # a match already failed: its worker died
                     continue
-                if kind == "game":
-                    write(index, payload)
-                elif kind == "done":
-                    games, logs = payload
-                    for record in games:
+                if isinstance(result, GameEnded):
+                    write(index, result.record)
+                elif isinstance(result, MatchEnded):
+                    for record in result.games:
                         write(index, record)
-                    store.finish_match(index, logs)
+                    store.finish_match(index, result.logs)
                     board.matches_done += 1
                     outstanding.discard(index)
                     del by_index[index], written[index]
-                elif kind == "failed":  # on a cluster: the match kept killing its workers
-                    store.fail_match(index, payload)
+                elif result.why == "failed":  # on a cluster: the match kept killing its workers
+                    store.fail_match(index, result.detail)
                     outstanding.discard(index)
-                    display.message(f"match {by_index[index].spec.match_id} failed: {payload}")
+                    name = by_index[index].spec.match_id
+                    display.message(f"match {name} failed: {result.detail}")
                     del by_index[index], written[index]
-                elif kind == "nospace":
-                    raise OSError(errno.ENOSPC, payload)
-                elif kind == "error":
+                elif result.why == "nospace":
+                    raise OSError(errno.ENOSPC, result.detail)
+                else:
                     match = by_index[index]
                     raise TourneyError(
                         f"match {match.spec.match_id} ({', '.join(match.bot_names)}) failed:\n"
-                        f"{payload}"
+                        f"{result.detail}"
                     )
                 refill()
                 if feed.done and not closed:

@@ -22,7 +22,10 @@
       return r.json().then(function (j) { return { ok: r.ok, body: j }; });
     });
   }
-  function who(s) { return s === state.seat ? state.names[s] + " (you)" : state.names[s]; }
+  function who(s) {
+    var name = state.names[s];
+    return s === state.seat && name !== "you" ? name + " (you)" : name;
+  }
 
   function showError(text) {
     var box = $("play-error");
@@ -200,7 +203,7 @@
     if (s.names) {
       $("play-title").textContent = "Game " + s.game_number + " of " + s.games + " \u00b7 round " + s.round + " of " + s.rounds;
       $("play-sub").textContent = s.game + " \u00b7 " + s.players + " players \u00b7 " + s.hand_size + " card" +
-        (s.hand_size === 1 ? "" : "s") + " each \u00b7 you are " + s.names[s.seat] + " (seat " + s.seat + ")";
+        (s.hand_size === 1 ? "" : "s") + " each \u00b7 you sit in seat " + s.seat;
       renderFelt(s);
       renderSeats(s);
       renderHand(s);
