@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ohseven.referee.secret import load_secret
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine
 
@@ -257,6 +258,12 @@ class TestSubmitAndPlay:
         time.sleep(3.0)  # (no more games for a retired version, whatever is played meanwhile)
         wait_for(lambda: (r := board_row(server, "alice/mcbot v2")) and r["games"] > new["games"])
         assert board_row(server, "alice/mcbot v1")["games"] == before  # type: ignore[index]
+
+    def test_the_secret_is_committed_to_before_the_event(self, server: Running) -> None:
+        published = server.client().get("/api/commitment").json()["sha256"]
+        secret = load_secret(server.output)
+        assert secret is not None and published == hashlib.sha256(secret).hexdigest()
+        assert published[:16] in server.client().get("/").text  # (also before any game)
 
     def test_bad_input_exits_2(self, server: Running, tmp_path: Path) -> None:
         missing = server.submit(server.tokens["alice"], "x", tmp_path / "nothing")  # type: ignore[attr-defined]

@@ -72,9 +72,16 @@ class Server:
     """What the handlers share: the configuration, the databases, the live view, the queue."""
 
     def __init__(
-        self, config: TourneyConfig, db: ServerDB, live: LiveView, checks: CheckQueue
+        self,
+        config: TourneyConfig,
+        db: ServerDB,
+        live: LiveView,
+        checks: CheckQueue,
+        commitment: str = "",
     ) -> None:
         self.config, self.db, self.live, self.checks = config, db, live, checks
+        #: SHA-256 (hex) of the tournament secret, published before the event
+        self.commitment = commitment
         self.settings: ServerConfig = config.server
         self.output = Path(config.output)
         self.uploads = uploads_root(self.output)
@@ -357,13 +364,26 @@ def create_app(server: Server) -> Starlette:
             }
         )
 
+    async def api_commitment(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "sha256": server.commitment,
+                "what": "SHA-256 of the tournament secret every deal is derived from; the "
+                "secret is revealed in leaderboard.json once the competition is complete (with "
+                "reveal_seeds)",
+            }
+        )
+
     async def index(request: Request) -> Response:
         board = server.live.leaderboard()
         if board is None:
-            return server.render(request, "live_wait.html", status=503)
+            return server.render(
+                request, "live_wait.html", status=503, commitment=server.commitment
+            )
         return server.render(
             request,
             "live_index.html",
+            commitment=server.commitment,
             board=server.leaderboard(),
             games=list(reversed(server.live.games(limit=20))),
         )
@@ -540,6 +560,7 @@ def create_app(server: Server) -> Starlette:
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/bots/{name:path}", api_bot),
         Route("/api/games", api_games),
+        Route("/api/commitment", api_commitment),
         Route("/api/uploads", api_upload, methods=["POST"]),
         Route("/api/uploads", api_uploads, methods=["GET"]),
         Route("/api/uploads/{id}", api_upload_status),

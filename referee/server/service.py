@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import signal
 import sys
 import threading
@@ -23,6 +24,7 @@ from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import League
 from ohseven.referee.server.live import LiveView
 from ohseven.referee.server.uploads import clean_partial, uploads_root
+from ohseven.referee.tournament.run import tournament_secret
 
 __all__ = ["ServeError", "serve", "split_listen"]
 
@@ -91,7 +93,9 @@ def serve(
             capacity=config.server.check_queue,
             timeout=config.server.check_timeout,
         )
-        app = create_app(Server(config, db, live, checks))
+        # the commitment to the secret, published before any game (made now if it is new)
+        commitment = hashlib.sha256(tournament_secret(config, output)).hexdigest()
+        app = create_app(Server(config, db, live, checks, commitment))
         web = uvicorn.Server(
             uvicorn.Config(
                 app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
