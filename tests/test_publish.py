@@ -855,6 +855,35 @@ class TestSiteDetails:
             data = json.loads(script[len("ohsevenReplay(") : -len(");\n")])
             assert data["seed"] == str(record.seed) and record.seed > 2**53
 
+    def test_the_games_list_shows_seeds_only_once_revealed(self, tmp_path: Path) -> None:
+        """A secret-seed tournament's games list has no Seed column (it would be all dashes);
+        once the seeds are revealed, it has it, with each game's seed."""
+        hidden = build_tournament(tmp_path / "hidden", unfinished=1, reveal_seeds=True)
+        publish(hidden)
+        page = (hidden / "games.html").read_text()
+        assert (
+            '<th data-type="num">Seed</th>' not in page
+            and "–</td>" not in page.split("<tbody>")[1].split("Players")[0]
+        )
+        shown = build_tournament(tmp_path / "shown", reveal_seeds=True)
+        publish(shown)
+        page = (shown / "games.html").read_text()
+        assert '<th data-type="num">Seed</th>' in page
+        assert str(load_tournament(shown).games[0].record.seed) in page
+
+    def test_oh_hell_pages_show_no_oh_seven_rows(self, tmp_path: Path) -> None:
+        """Oh Hell has no forced re-bids, redeals or re-bid bonus: its index and bot pages do
+        not list them (an Oh-Seven site does)."""
+        hell = build_tournament(tmp_path / "hell", game="oh-hell", table=4, games_per_match=2)
+        publish(hell)
+        seven = build_tournament(tmp_path / "seven", table=4, games_per_match=2)
+        publish(seven)
+        for words in ("Forced re-bids per round", "Redeals"):
+            assert words not in (hell / "index.html").read_text()
+            assert words in (seven / "index.html").read_text()
+        assert "Re-bid bonus points" not in (hell / "bots" / "alpha.html").read_text()
+        assert "Re-bid bonus points" in (seven / "bots" / "alpha.html").read_text()
+
     def test_oh_hell_trump_chart_includes_no_trump(self, tmp_path: Path) -> None:
         """The Oh Hell trump chart has a "No trump" bar when rounds were played without trump,
         with the same share as the statistics table."""
@@ -980,14 +1009,15 @@ class TestScale:
 
 
 #: the games tables' and opponents tables' rows as the templates wrote them before the rows
-#: were rendered in Python (publish._GameRows, publish._opponent_row)
+#: were rendered in Python (publish._GameRows, publish._opponent_row), each player of a game
+#: since in a span of its own (the players' cell wraps between players)
 _GAME_ROW_TEMPLATE = """  {% for g in games %}
     <tr>
       <td data-value="{{ g.canonical }}">{{ g.canonical }}</td>
       <td class="text" data-value="{{ g.match_id }}">{{ g.match_id }} #{{ g.game_index }}</td>
       <td data-value="{{ g.seed if g.seed is not none else '' }}">{{ g.seed if g.seed is not none else "–" }}</td>
-      <td class="text" data-value="{{ g.players[0].name if g.players else '' }}">
-        {% for p in g.players %}<a href="{{ root }}bots/{{ p.slug }}.html"{% if p.rank == 1 %} class="winner"{% endif %}>{{ p.name }}</a> {{ p.total }} ({{ p.rank }}){% if p.faults %} <span class="tag bad">{{ p.faults }} fault{{ "s" if p.faults != 1 }}</span>{% endif %}{% if not loop.last %} · {% endif %}{% endfor %}
+      <td class="text players" data-value="{{ g.players[0].name if g.players else '' }}">
+        {% for p in g.players %}<span class="player"><a href="{{ root }}bots/{{ p.slug }}.html"{% if p.rank == 1 %} class="winner"{% endif %}>{{ p.name }}</a> {{ p.total }} ({{ p.rank }}){% if p.faults %} <span class="tag bad">{{ p.faults }} fault{{ "s" if p.faults != 1 }}</span>{% endif %}</span>{% if not loop.last %} · {% endif %}{% endfor %}
       </td>
       <td data-value="{{ g.faults }}"{% if g.faults %} class="neg"{% endif %}>{{ g.faults }}</td>
       <td class="text" data-value="{{ 1 if g.replay else 0 }}">{% if g.replay %}<a href="{{ root }}replay.html?game={{ g.id }}">replay</a>{% else %}<span class="muted">–</span>{% endif %}</td>

@@ -247,6 +247,24 @@ class TestLayout:
             assert overflowing > 0
         context.close()
 
+    def test_no_table_is_cut_at_1280(self, site: Path, browser: Browser) -> None:
+        """At 1280 px the head-to-head matrix and the games lists (index, games pages, a bot
+        page) show every column: nothing to scroll to, no page wider than the window."""
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        for name in ("index.html", "games.html", "bots/alpha.html"):
+            page.goto((site / name).as_uri())
+            page.wait_for_selector("table.games")
+            cut = page.evaluate(
+                """() => Array.from(document.querySelectorAll('.scroll'))
+                  .filter(box => box.scrollWidth > box.clientWidth + 1)
+                  .map(box => (box.firstElementChild && box.firstElementChild.id)
+                    || box.firstElementChild.className)"""
+            )
+            assert cut == [], (name, cut)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280, name
+        context.close()
+
     def test_the_replay_fits_a_phone(self, site: Path, browser: Browser) -> None:
         """On a 390 px wide phone the replay page is no wider than the screen."""
         context = browser.new_context(viewport={"width": 390, "height": 844})

@@ -83,6 +83,9 @@ def test_a_good_tree_is_stored_once_by_digest(root: Path) -> None:
         (file("a/../../up.py"), "'..'"),
         (file("a/b/c/deep.py"), "max_depth"),
         (file("big.bin", bytes(5000)), "max_unpacked_bytes"),
+        (file("\x1b]52;c;cHduZWQ=\x07.py"), "control characters"),  # a clipboard write
+        (file("a\x9bb.py"), "control characters"),  # C1: CSI
+        (file("line\nbreak.py"), "control characters"),
     ],
 )
 def test_forbidden_entries(root: Path, member: tuple, words: str) -> None:
@@ -111,6 +114,7 @@ def test_not_an_archive(root: Path) -> None:
 def test_partial_uploads_are_cleaned(root: Path) -> None:
     (root / ".tmp-deadbeef").mkdir()
     (root / ".tmp-deadbeef" / "x").write_text("half")
+    (root / ".tmp-body-0123456789abcdef").write_bytes(b"an interrupted request's body")
     clean_partial(root)
     assert os.listdir(root) == []
 
@@ -122,6 +126,21 @@ def test_commands(root: Path) -> None:
     assert bot_command("python3 main.py", tree) == (sys.executable, str(tree.path / "main.py"))
     with pytest.raises(UploadError, match="not a file of the upload"):
         bot_command("./missing.sh", tree)
+    # check-bot shows a bot the folder of the first host file its command names: only the
+    # upload's own files may be named
+    secret = root.parent / "server.sqlite"
+    secret.write_text("token hashes")
+    for word in (str(secret), "../../../server.sqlite", "/etc/passwd"):
+        with pytest.raises(UploadError, match="outside the upload"):
+            bot_command(f"python3 -c 'print(1)' {word}", tree)
+    here = os.getcwd()
+    try:
+        os.chdir(root.parent)  # a word naming a file of the server's working directory
+        with pytest.raises(UploadError, match="outside the upload"):
+            bot_command("python3 main.py server.sqlite", tree)
+    finally:
+        os.chdir(here)
+    assert bot_command("python3 -c 'import a/b' x", tree)[-1] == "x"
     two = unpack(io.BytesIO(archive(file("a.py"), file("b.py"))), root, LIMITS)
     with pytest.raises(UploadError, match="--command"):
         bot_command(None, two)

@@ -17,9 +17,11 @@ import io
 import os
 import secrets
 import tarfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 from ohseven.referee.plan.config import ServerConfig, TourneyConfig
@@ -77,6 +79,9 @@ class Server:
         self.output = Path(config.output)
         self.uploads = uploads_root(self.output)
         self.key = db.key("session_key")
+        # the author's limits are checked again, with the version stored, under this lock:
+        # uploads sent at once all pass the first check before any of them is stored
+        self.store_lock = threading.Lock()
         self.limits = UploadLimits(
             max_upload_bytes=self.settings.max_upload_bytes,
             max_unpacked_bytes=self.settings.max_unpacked_bytes,
@@ -128,6 +133,20 @@ class Server:
     def check_csrf(self, request: Request, sent: Any) -> None:
         if not isinstance(sent, str) or not hmac.compare_digest(sent, self.csrf_token(request)):
             raise HTTPException(403, "the form's CSRF token is missing or wrong; reload the page")
+
+    def check_origin(self, request: Request) -> None:
+        """Refuse a form another site's page sent (login CSRF: its author's session in the
+        victim's browser): by ``Sec-Fetch-Site``, else by ``Origin`` against ``Host``."""
+        site = request.headers.get("sec-fetch-site")
+        origin = request.headers.get("origin")
+        if site is not None:
+            foreign = site not in ("same-origin", "none")
+        elif origin is not None:
+            foreign = urlsplit(origin).netloc != request.headers.get("host", "")
+        else:
+            foreign = False
+        if foreign:
+            raise HTTPException(403, "a form sent from another site; use this site's own page")
 
     def bearer_author(self, request: Request) -> str | None:
         header = request.headers.get("authorization", "")
@@ -259,10 +278,12 @@ class Server:
     def _store(self, author: str, bot: str, command: Any, body_path: str) -> Version:
         if command is not None and not isinstance(command, str):
             raise UploadError("command: expected a command line")
-        with open(body_path, "rb") as archive:
-            tree = unpack(archive, self.uploads, self.limits)
-        argv = bot_command(command, tree)
-        version = self.db.add_version(author, bot, tree.digest, argv, tree.bytes, tree.files)
+        with self.store_lock:
+            self.admit(author, bot)
+            with open(body_path, "rb") as archive:
+                tree = unpack(archive, self.uploads, self.limits)
+            argv = bot_command(command, tree)
+            version = self.db.add_version(author, bot, tree.digest, argv, tree.bytes, tree.files)
         self.checks.notify()
         return version
 
@@ -406,6 +427,7 @@ def create_app(server: Server) -> Starlette:
         return server.render(request, "login.html", message=None)
 
     async def login(request: Request) -> Response:
+        server.check_origin(request)
         form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
         token = form.get("token")
         author = server.db.author_of_token(token) if isinstance(token, str) else None
@@ -426,6 +448,9 @@ def create_app(server: Server) -> Starlette:
     async def logout(request: Request) -> Response:
         form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
         server.check_csrf(request, form.get("csrf"))
+        author = server.session_author(request)
+        if author is not None:  # the cookie, copied or replayed, ends here too
+            await run_in_threadpool(server.db.end_sessions, author)
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response

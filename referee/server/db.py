@@ -298,12 +298,23 @@ class ServerDB:
         return rows[0]["name"] if rows else None
 
     def token_mark(self, author: str) -> str | None:
-        """A value that changes when the author's token is revoked or renewed (sessions are
-        signed with it: revoking an author ends their sessions); None when not active."""
+        """A value that changes when the author's token is revoked or renewed, or when they log
+        out (sessions are signed with it: either ends their sessions); None when not active."""
         rows = self._rows(
             "SELECT token_hash FROM authors WHERE name = ? AND revoked IS NULL", (author,)
         )
-        return rows[0]["token_hash"][:16] if rows else None
+        if not rows:
+            return None
+        ended = self._rows("SELECT value FROM meta WHERE key = ?", (f"sessions-ended:{author}",))
+        return rows[0]["token_hash"][:16] + (ended[0]["value"] if ended else "")
+
+    def end_sessions(self, author: str) -> None:
+        """End every session of ``author`` (a log-out: a copied cookie is worth nothing after)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                (f"sessions-ended:{author}", secrets.token_hex(8)),
+            )
 
     # -- versions
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 import attrs
+from ohseven.referee.sandbox.paths import absolutise, inside
 from ohseven.referee.sandbox.staging import Plan, tree_digest
 
 __all__ = [
@@ -86,7 +87,10 @@ def clean_partial(root: Path) -> None:
     """Remove what an interrupted upload left (its temporary folder)."""
     for entry in root.iterdir():
         if entry.name.startswith(_TEMP_PREFIX):
-            shutil.rmtree(entry, ignore_errors=True)
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:  # an interrupted request's body (the server's ``.tmp-body-...``)
+                entry.unlink(missing_ok=True)
 
 
 class _Bounded:
@@ -108,6 +112,9 @@ class _Bounded:
 def _safe_name(name: str, limits: UploadLimits) -> str:
     if name.startswith("/") or "\\" in name or "\0" in name:
         raise UploadError(f"entry {name!r}: an absolute or odd path; only relative names")
+    if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in name):
+        # a name is shown on pages, in reports and in the organiser's terminal
+        raise UploadError(f"entry {name!r}: control characters in a name are not allowed")
     parts = [part for part in name.split("/") if part not in ("", ".")]
     if any(part == ".." for part in parts):
         raise UploadError(f"entry {name!r}: '..' in a path is not allowed")
@@ -234,6 +241,19 @@ def _extract(archive: IO[bytes], top: Path, limits: UploadLimits) -> tuple[int, 
     return files, size, names
 
 
+def _outside(word: str, top: Path) -> bool:
+    """Whether ``word`` names an existing host path outside ``top`` (as a bot's folder is
+    found: absolute, or relative to the working directory)."""
+    host = absolutise(word)
+    if "/" in word and ".." in word.split("/"):
+        return True
+    return (
+        os.path.isabs(host)
+        and os.path.lexists(host)
+        and not inside(os.path.realpath(host), [os.path.realpath(top)])
+    )
+
+
 def bot_command(words: str | None, tree: StoredTree) -> tuple[str, ...]:
     """The command that starts the uploaded bot, its words naming the tree's files made
     absolute: ``words`` (a shell-quoted command line), else the tree's only top-level Python
@@ -265,6 +285,13 @@ def bot_command(words: str | None, tree: StoredTree) -> tuple[str, ...]:
             word = sys.executable  # the referee's Python, which the sandbox shows the bot
         elif index == 0 and "/" in word:
             raise UploadError(f"command {words!r}: {word} is not a file of the upload")
+        elif _outside(word, tree.path):
+            # the check (``check-bot``) shows a bot the folder of the first host file its
+            # command names: a word naming the server's own files would show them to the bot
+            raise UploadError(
+                f"command {words!r}: {word} names a file outside the upload; name only the "
+                "upload's own files, relative to its top"
+            )
         result.append(word)
     program = result[0]
     if program.startswith(str(tree.path)):

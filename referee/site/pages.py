@@ -372,8 +372,11 @@ def bot_view(
         ),
         ("Win rate", format_percent(rate(agg.wins, agg.games)), "games ranked first (ties count)"),
         ("Rounds", str(rates["rounds"]), "scored rounds played"),
-        ("Re-bid bonus points", str(rates["bonus_points"]), "Oh-Seven forced re-bid bonuses"),
     ]
+    if tournament.game == "oh-seven":  # Oh Hell has no re-bids
+        stat_rows.append(
+            ("Re-bid bonus points", str(rates["bonus_points"]), "Oh-Seven forced re-bid bonuses")
+        )
     table_size = max((len(stored.record.seats) for stored in mine), default=0)
     ranks = dict(agg.ranks)
     sites: list[FaultSite] = []

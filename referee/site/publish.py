@@ -206,10 +206,10 @@ class _GameRows:
     template loop costs ten times this."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple[int, str], markupsafe.Markup] = {}
+        self.cache: dict[tuple[int, str, bool], markupsafe.Markup] = {}
 
-    def __call__(self, g: Mapping[str, Any], root: str) -> markupsafe.Markup:
-        key = (id(g), root)
+    def __call__(self, g: Mapping[str, Any], root: str, seeds: bool = True) -> markupsafe.Markup:
+        key = (id(g), root, seeds)
         html = self.cache.get(key)
         if html is not None:
             return html
@@ -220,6 +220,7 @@ class _GameRows:
         for position, p in enumerate(players):
             faults = p["faults"]
             cells.append(
+                '<span class="player">'
                 f'<a href="{root}bots/{e(p["slug"])}.html"'
                 + (' class="winner"' if p["rank"] == 1 else "")
                 + f">{e(p['name'])}</a> {e(p['total'])} ({e(p['rank'])})"
@@ -228,6 +229,7 @@ class _GameRows:
                     if faults
                     else ""
                 )
+                + "</span>"
                 + (" · " if position < len(players) - 1 else "")
             )
         seed = g["seed"]
@@ -242,9 +244,14 @@ class _GameRows:
             f'      <td data-value="{e(g["canonical"])}">{e(g["canonical"])}</td>\n'
             f'      <td class="text" data-value="{e(g["match_id"])}">{e(g["match_id"])} '
             f"#{e(g['game_index'])}</td>\n"
-            f'      <td data-value="{e(seed) if seed is not None else ""}">'
-            f"{e(seed) if seed is not None else '–'}</td>\n"
-            f'      <td class="text" data-value="{e(players[0]["name"]) if players else ""}">\n'
+            + (
+                f'      <td data-value="{e(seed) if seed is not None else ""}">'
+                f"{e(seed) if seed is not None else '–'}</td>\n"
+                if seeds
+                else ""
+            )
+            + '      <td class="text players" '
+            + f'data-value="{e(players[0]["name"]) if players else ""}">\n'
             + "".join(cells)
             + "      </td>\n"
             f'      <td data-value="{e(g["faults"])}"{neg}>'
@@ -288,6 +295,7 @@ def template_environment() -> jinja2.Environment:
         fmt=format_number,
         heat=_heat,
         game_row=_GameRows(),
+        show_seeds=True,  # the games tables' Seed column (``publish``: once seeds are revealed)
         opponent_row=_opponent_row,
         tied_note=_tied_note,
     )
@@ -362,6 +370,8 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
     site = {"name": tournament.name, "generated": generated}
     env = template_environment()
+    # a secret-seed tournament's seeds are all "–" until revealed: no column of dashes
+    env.globals["show_seeds"] = tournament.revealed
     pages = game_pages(games, GAMES_PER_PAGE)
     listing = env.get_template("games.html")
     common = {"site": site, "pages": pages, "total": len(games), "per_page": GAMES_PER_PAGE}
@@ -405,7 +415,7 @@ def _publish(output: Path, now: float | None, stack: contextlib.ExitStack) -> li
         fault_statuses=[status.value for status in FaultStatus],
         h2h=h2h,
         h2h_bots=order[:INDEX_BOTS],
-        table_rows=_table_rows(stats),
+        table_rows=_table_rows(stats, tournament.game),
         trump_rows=trump_rows,
         games=list(reversed(games))[:20],
         page_data={
@@ -514,7 +524,9 @@ def _publish_replays(
     return replays, outcomes, changed
 
 
-def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _table_rows(stats: Mapping[str, Any], game: str = "oh-seven") -> list[tuple[str, str]]:
+    """The index's table statistics; forced re-bids and redeals only for Oh-Seven (Oh Hell
+    has neither: its rows would read 0 and mislead)."""
     players = ", ".join(f"{n} players: {count}" for n, count in stats["players"].items())
     rows = [
         ("Games", str(stats["games"])),
@@ -522,9 +534,12 @@ def _table_rows(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Tables", players or "–"),
         ("Null-bid rate", format_percent(stats["null_bid_rate"])),
         ("Average top bid", format_number(stats["average_top_bid"])),
-        ("Forced re-bids per round", format_number(stats["rebids_per_round"])),
-        ("Redeals", str(stats["redeals"])),
     ]
+    if game == "oh-seven":
+        rows += [
+            ("Forced re-bids per round", format_number(stats["rebids_per_round"])),
+            ("Redeals", str(stats["redeals"])),
+        ]
     for suit, rate in stats["trump_rates"].items():
         label = (
             f"Trump {SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if suit in SUIT_NAMES else "No trump"
