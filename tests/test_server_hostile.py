@@ -180,3 +180,13 @@ def test_a_logged_out_session_cookie_is_worth_nothing(server: Running) -> None:
     again = server.client()  # logging in again works
     assert again.post("/login", data={"token": token}).status_code == 303
     assert again.get("/me").status_code == 200
+
+
+def test_a_malformed_session_cookie_is_no_session(server: Running) -> None:
+    """A 5,000-digit expiry (Python's limit on int conversions) or a non-ASCII digit answered
+    500 and wrote a traceback to the organiser's log on every request."""
+    for value in ("mallory." + "9" * 5000 + ".x", "mallory.\u00b2\u00b3.x", "a.b.c.d", "x"):
+        cookie = f"ohseven_session={value}".encode("latin-1")
+        for path in ("/me", "/api/uploads"):
+            response = server.client().get(path, headers={"Cookie": cookie})  # type: ignore[dict-item]
+            assert response.status_code == 401, (value[:20], response.status_code)
