@@ -187,6 +187,13 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    if config.schedule.deals == "duplicate":
+        print(
+            "note: with `deals: duplicate` a bot can carry what it saw of a deal to its next "
+            "rotation's process through the machine's page cache: for trusted bots only "
+            "(SECURITY.md)",
+            file=sys.stderr,
+        )
     for name, why in config.left_out:  # a league's: the others play on
         print(printable(f"warning: bot {name} is left out of this run: {why}"), file=sys.stderr)
     if (refusal := _start_every_bot(config)) is not None:
