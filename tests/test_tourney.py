@@ -587,6 +587,48 @@ class TestLeague:
         assert max(counts) - min(counts) <= 3, counts  # a table is 2 or 3 games
 
     @pytest.mark.timeout(300)
+    def test_a_bot_that_cannot_start_is_left_out_lazily(self, tmp_path: Path) -> None:
+        """A league starts each bot before its own first match, not all before any game: a
+        bot that cannot start is left out with its reason, the others play the budget, and a
+        resume starts no bot that started before (remembered by its copy's content)."""
+        config = write_league(tmp_path, games=12)
+        (tmp_path / "broken.py").write_text(
+            'import sys\nprint("oops", file=sys.stderr)\nsys.exit(4)\n'
+        )
+        starts = tmp_path / "starts.txt"  # the counting bot appends a line at each start
+        starts.touch()
+        starts.chmod(0o666)  # (unsandboxed as root, bots run as another uid)
+        (tmp_path / "counting.py").write_text(
+            f"open({str(starts)!r}, 'a').write('start\\n')\n" + FIXED_BOT_SOURCE.format(style="low")
+        )
+        extra = "  - {name: broken, file: broken.py}\n  - {name: counting, file: counting.py}\n"
+        config.write_text(config.read_text().replace("bots:\n", "bots:\n" + extra, 1))
+
+        def matches_of(name: str) -> int:
+            with Store.open(tmp_path / "out", create=False) as store:
+                rows = store.match_rows()
+            return sum(1 for row in rows if name in row["bots"] and row["status"] == "done")
+
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        assert "bot broken could not start and was left out" in err
+        document = json.loads((tmp_path / "out" / LEADERBOARD_NAME).read_text())
+        assert [r["name"] for r in document["refused"]] == ["broken"]
+        assert "exited with code 4" in document["refused"][0]["reason"]
+        assert document["complete"] and 10 <= document["games_played"] == document["games_total"]
+        with Store.open(tmp_path / "out", create=False) as store:
+            assert all("broken" not in g.record.seats for g in store.games())
+        first = len(starts.read_text().splitlines())
+        played = matches_of("counting")
+        assert played > 0 and first == played + 1  # one start to validate, one per match
+        config.write_text(config.read_text().replace("games: 12", "games: 24"))
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        more = matches_of("counting") - played
+        assert more > 0
+        assert len(starts.read_text().splitlines()) == first + more  # not validated again
+
+    @pytest.mark.timeout(300)
     def test_a_bot_joins_and_one_leaves(self, tmp_path: Path) -> None:
         """A newcomer added to the file plays in the next waves; a bot removed keeps its past
         games (and its place in the history) but is scheduled no more."""
