@@ -44,6 +44,19 @@ output: {output}
 """
 
 
+def holding_bot_source(hold: Path) -> str:
+    """The bot `high` of ``FIXED_BOT_SOURCE``, waiting before each of its bids and plays while
+    the file ``hold`` exists (one file: staging copies a bot in a shared folder alone)."""
+    head = "    def pick(self, view, options):\n"
+    source = FIXED_BOT_SOURCE.format(style="high")
+    assert source.count(head) == 1
+    wait = (
+        f"        while __import__('os').path.exists({str(hold)!r}):  # held by the test\n"
+        "            __import__('time').sleep(0.01)\n"
+    )
+    return source.replace(head, head + wait)
+
+
 @pytest.fixture
 def tmp_path():
     """A folder the bots can read: when the referee is root they run as another uid, and
@@ -230,14 +243,26 @@ class TestResume:
         self, tmp_path: Path, sent: int, status: int, words: str
     ) -> None:
         """SIGINT (Ctrl-C) and SIGTERM (a service manager): exit 130 / 143, a consistent
-        database, a message saying which and how to resume; the rerun completes."""
-        config = write_tournament(tmp_path, games=40)
-        process = referee(str(config), "--workers", "2", "--quiet")
-        deadline = time.monotonic() + 60
-        while stored_games(tmp_path / "out") == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)  # interrupt once the run is under way, not before it starts
-        process.send_signal(sent)
-        code, _, err = finish(process, timeout=60)
+        database, a message saying which and how to resume; the rerun completes. The run is
+        held mid-game (the bot `high` waits while a gate file exists) from its first stored
+        game until it exits: on a busy machine it cannot finish before the signal is handled."""
+        config = write_tournament(tmp_path, games=4)
+        gate = Path(tempfile.mkdtemp(prefix="ohseven-gate-"))  # outside the bots' folders
+        gate.chmod(0o755)
+        hold = gate / "hold"
+        (tmp_path / "high.py").write_text(holding_bot_source(hold))
+        try:
+            process = referee(str(config), "--workers", "2", "--quiet")
+            deadline = time.monotonic() + 120
+            while stored_games(tmp_path / "out") == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)  # interrupt once the run is under way, not before it starts
+            assert process.poll() is None, "the run ended before its first game was seen"
+            hold.touch()
+            process.send_signal(sent)
+            code, _, err = finish(process, timeout=120)
+        finally:
+            hold.unlink(missing_ok=True)
+            shutil.rmtree(gate, ignore_errors=True)
         assert code == status, err
         assert words in err
         assert 0 < stored_games(tmp_path / "out") < board(tmp_path / "out")["games_total"]
