@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -145,13 +146,26 @@ class Version:
             "uploaded": self.uploaded,
         }
 
+    def shown_command(self) -> list[str]:
+        """The command as its author wrote it: the words naming the upload's files relative
+        to its top, the referee's Python as ``python3`` (no path of the server shown)."""
+        marker = f"/{self.digest}/bot/"
+        return [
+            "python3"
+            if word == sys.executable
+            else word.split(marker, 1)[1]
+            if marker in word
+            else word
+            for word in self.command
+        ]
+
     def private(self) -> dict[str, Any]:
         """What its author reads: everything, the check's whole report included."""
         return {
             **self.public(),
             "id": self.id,
             "digest": self.digest,
-            "command": list(self.command),
+            "command": self.shown_command(),
             "bytes": self.bytes,
             "files": self.files,
             "checked": self.checked,
