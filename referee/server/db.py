@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -145,17 +146,29 @@ class Version:
             "uploaded": self.uploaded,
         }
 
+    def shown_command(self) -> list[str]:
+        """The command as its author wrote it: the upload's files relative to its top, the
+        referee's Python as ``python3`` (the organiser's host paths are not theirs to read)."""
+        shown = []
+        for word in self.command:
+            _, mark, inside = word.partition(f"/{self.digest}/bot/")
+            shown.append(inside if mark else "python3" if word == sys.executable else word)
+        return shown
+
     def private(self) -> dict[str, Any]:
         """What its author reads: everything, the check's whole report included."""
+        report = self.report
+        if isinstance(report, dict) and "command" in report:
+            report = {**report, "command": self.shown_command()}
         return {
             **self.public(),
             "id": self.id,
             "digest": self.digest,
-            "command": list(self.command),
+            "command": self.shown_command(),
             "bytes": self.bytes,
             "files": self.files,
             "checked": self.checked,
-            "report": self.report,
+            "report": report,
         }
 
 
