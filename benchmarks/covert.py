@@ -14,22 +14,35 @@ bits decoded against it give the error rate. Channels:
   ``/proc/loadavg`` (its fourth field);
 - ``files``: 200 open files of the sender (a one) show in ``/proc/sys/fs/file-nr``;
 - ``memory``: 192 MB touched by the sender (a one) show in ``MemAvailable`` of
-  ``/proc/meminfo``.
+  ``/proc/meminfo``;
+- ``sysinfo``: the sender's 40 threads in the task count of the ``sysinfo()`` syscall;
+- ``stat``: the sender's two busy processes in ``procs_running`` of ``/proc/stat``;
+- ``idle``: the same, in how fast the idle time of ``/proc/uptime`` grows;
+- ``pressure``: the same, in how fast the CPU stall time of ``/proc/pressure/cpu`` grows;
+- ``cpuinfo``: the same, in the cores' frequency (``cpu MHz`` of ``/proc/cpuinfo``);
+- ``pagecache``: the sender reads page ``i`` of a large system file that nobody reads (the
+  benchmark evicts its pages first) for a one in slot ``i``; the receiver times its own first
+  read of that page (a cached page is read in microseconds, another from the disk): the
+  channel by which a bot's process of one rotation would tell the next one a deal.
 
 Figures are raw bits per second (one bit per slot), the error rate, and the capacity of a
 binary symmetric channel with that error rate (``bits/s * (1 - H(error))``): what an attacker
-with coding could carry. Other work on the machine is noise for every channel.
+with coding could carry; ``static`` when the receiver's figure never moved (the sandbox shows
+a fixed value: then the error rate would only be the share of ones in the payload). Other
+work on the machine is noise for every channel.
 
-    python benchmarks/covert.py [--bits N] [--channels cpu,threads,files,memory]
+    python benchmarks/covert.py [--bits N] [--channels cpu,threads,files,memory,sysinfo,...]
                                 [--slots-ms 10,25,50,100] [--seed K]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import random
+import stat
 import sys
 import tempfile
 import threading
@@ -42,7 +55,22 @@ DEFAULT_SLOTS = {
     "threads": (5, 10, 25),
     "files": (5, 10, 25),
     "memory": (100, 250),
+    "sysinfo": (10, 25),
+    "stat": (25, 100),
+    "idle": (50, 250),
+    "pressure": (100, 250),
+    "cpuinfo": (100, 250),
+    "pagecache": (5, 25),
 }
+#: what the sender does for each channel: busy processes, threads, open files, memory, reads
+_SENDS = {
+    "cpu": "busy", "stat": "busy", "idle": "busy", "pressure": "busy", "cpuinfo": "busy",
+    "threads": "threads", "sysinfo": "threads", "files": "files", "memory": "memory",
+    "pagecache": "pages",
+}  # fmt: skip
+#: channels whose figure is a counter: the receiver reads how fast it grows in its window
+_COUNTERS = ("idle", "pressure")
+PAGE = 4096
 
 
 # --------------------------------------------------------------------------- inside a sandbox
@@ -56,19 +84,23 @@ def _wait_until(moment: float) -> None:
         time.sleep(min(left, 0.05) if left > 0.002 else 0)
 
 
-def _sender(channel: str, slot: float, start: float, bits: str) -> None:
+def _sender(channel: str, slot: float, start: float, bits: str, target: str) -> None:
     threading.stack_size(1 << 18)
-    child = channel == "cpu" and os.fork() == 0  # two busy processes: the machine's 2 cores
+    kind = _SENDS[channel]
+    child = kind == "busy" and os.fork() == 0  # two busy processes: the machine's 2 cores
     for index, bit in enumerate(bits):
         begin = start + index * slot
         _wait_until(begin)
         end = begin + slot
         if bit == "0":
             continue
-        if channel == "cpu":
+        if kind == "pages":
+            with open(target, "rb") as handle:
+                os.pread(handle.fileno(), PAGE, index * 64 * PAGE)
+        elif kind == "busy":
             while time.time() < end:
                 pass
-        elif channel == "threads":
+        elif kind == "threads":
             stop = threading.Event()
             threads = [threading.Thread(target=stop.wait) for _ in range(40)]  # < processes
             for thread in threads:
@@ -77,12 +109,12 @@ def _sender(channel: str, slot: float, start: float, bits: str) -> None:
             stop.set()
             for thread in threads:
                 thread.join()
-        elif channel == "files":
+        elif kind == "files":
             handles = [open(os.devnull, "rb") for _ in range(200)]  # noqa: SIM115
             _wait_until(end - slot * 0.1)
             for handle in handles:
                 handle.close()
-        elif channel == "memory":
+        elif kind == "memory":
             hoard = b"\1" * (192 << 20)
             _wait_until(end - slot * 0.1)
             del hoard
@@ -91,6 +123,32 @@ def _sender(channel: str, slot: float, start: float, bits: str) -> None:
 
 
 def _sample(channel: str) -> float:
+    if channel == "sysinfo":
+        import ctypes
+        import platform
+        import struct
+
+        info = ctypes.create_string_buffer(128)
+        number = {"x86_64": 99, "aarch64": 179}[platform.machine()]
+        if ctypes.CDLL(None, use_errno=True).syscall(number, info) != 0:
+            raise OSError(ctypes.get_errno(), "sysinfo() refused")
+        return float(struct.unpack_from("H", info.raw, 80)[0])  # procs, after 10 longs
+    if channel == "stat":
+        with open("/proc/stat") as handle:
+            for line in handle:
+                if line.startswith("procs_running "):
+                    return float(line.split()[1])
+        raise OSError("no procs_running")
+    if channel == "idle":
+        with open("/proc/uptime") as handle:
+            return float(handle.read().split()[1])
+    if channel == "pressure":
+        with open("/proc/pressure/cpu") as handle:
+            return float(handle.readline().split("total=")[1])
+    if channel == "cpuinfo":
+        with open("/proc/cpuinfo") as handle:
+            speeds = [float(line.split(":")[1]) for line in handle if line.startswith("cpu MHz")]
+        return sum(speeds) / len(speeds)
     if channel == "threads":
         with open("/proc/loadavg") as handle:
             return float(handle.read().split()[3].split("/")[1])
@@ -104,7 +162,7 @@ def _sample(channel: str) -> float:
     raise RuntimeError("no MemAvailable")
 
 
-def _receiver(channel: str, slot: float, start: float, count: int) -> None:
+def _receiver(channel: str, slot: float, start: float, count: int, target: str) -> None:
     for index in range(count):
         begin = start + index * slot
         _wait_until(begin + slot * 0.3)
@@ -114,6 +172,22 @@ def _receiver(channel: str, slot: float, start: float, count: int) -> None:
             while time.time() < until:
                 loops += 1
             value = -loops  # contended: fewer loops
+        elif channel == "pagecache":
+            _wait_until(until)  # the sender's read is done
+            with open(target, "rb") as handle:
+                began = time.perf_counter()
+                os.pread(handle.fileno(), PAGE, index * 64 * PAGE)
+                value = -(time.perf_counter() - began)  # cached (a one): faster
+        elif channel in _COUNTERS:
+            try:
+                first, since = _sample(channel), time.time()
+            except OSError as error:
+                os.write(1, f"BLOCKED {error}\n".encode())
+                return
+            _wait_until(until)
+            value = (_sample(channel) - first) / max(time.time() - since, 1e-6)
+            if channel == "idle":
+                value = -value  # busy: the idle time grows slower
         else:
             try:
                 values = [_sample(channel)]
@@ -143,6 +217,7 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
 
     slot = slot_ms / 1000
     bits = PREAMBLE + payload
+    target = _evicted(len(bits)) if channel == "pagecache" else "-"
     start = time.time() + 3.0  # both sandboxes are up by then
     here = os.path.abspath(__file__)
     sockets = tempfile.mkdtemp(prefix="ohseven-covert-")
@@ -151,6 +226,8 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
         "sender": [*common, "sender", channel, str(slot), str(start), "".join(map(str, bits))],
         "receiver": [*common, "receiver", channel, str(slot), str(start), str(len(bits))],
     }
+    for command in roles.values():
+        command.append(target)
     bots = []
     for role, command in roles.items():
         socket_dir = os.path.join(sockets, role)
@@ -185,30 +262,56 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
             values[int(index)] = float(value)
     if len(values) != len(bits):
         raise RuntimeError(f"{channel}: the receiver reported {len(values)} of {len(bits)}:\n{log}")
-    ones = [values[i] for i, b in enumerate(PREAMBLE) if b]
-    zeros = [values[i] for i, b in enumerate(PREAMBLE) if not b]
-    threshold = (sum(ones) / len(ones) + sum(zeros) / len(zeros)) / 2
-    sign = 1 if sum(ones) > sum(zeros) else -1
+    if len(set(values.values())) == 1:  # the figure never moved: it carries nothing
+        return 1 / slot, math.nan, 0.0
+    ones = sorted(values[i] for i, b in enumerate(PREAMBLE) if b)
+    zeros = sorted(values[i] for i, b in enumerate(PREAMBLE) if not b)
+    # between the medians: one slot the machine stalled moves no threshold
+    high, low = ones[len(ones) // 2], zeros[len(zeros) // 2]
+    threshold = (high + low) / 2
+    sign = 1 if high > low else -1
     decoded = [int(sign * (values[len(PREAMBLE) + i] - threshold) > 0) for i in range(len(payload))]
     errors = sum(a != b for a, b in zip(decoded, payload, strict=True)) / len(payload)
     rate = 1 / slot
     return rate, errors, rate * (1 - _entropy(errors))
 
 
+def _evicted(pages: int) -> str:
+    """The largest file under /usr/share (data that nothing here reads; a large program under
+    /usr/lib may be running), its pages evicted from the page cache (the attacker's best case:
+    every page it uses starts uncached)."""
+    biggest, size = "", 0
+    for top, _, names in os.walk("/usr/share"):
+        for name in names:
+            path = os.path.join(top, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                if stat.S_ISREG(info.st_mode) and info.st_size > size:
+                    biggest, size = path, info.st_size
+    if size < pages * 64 * PAGE:
+        raise RuntimeError(f"no file under /usr/share of {pages * 64 * PAGE} bytes")
+    fd = os.open(biggest, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return biggest
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bits", type=int, default=64, help="payload bits per run (default 64)")
-    parser.add_argument("--channels", default="cpu,threads,files,memory")
+    parser.add_argument("--channels", default=",".join(DEFAULT_SLOTS))
     parser.add_argument("--slots-ms", default=None, help="slot lengths (default: per channel)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--role", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--role", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role:
-        role, channel, slot, start, extra = args.role
+        role, channel, slot, start, extra, target = args.role
         if role == "sender":
-            _sender(channel, float(slot), float(start), extra)
+            _sender(channel, float(slot), float(start), extra, target)
         else:
-            _receiver(channel, float(slot), float(start), int(extra))
+            _receiver(channel, float(slot), float(start), int(extra), target)
         return 0
     rng = random.Random(args.seed)
     with open("/proc/loadavg") as handle:
@@ -220,11 +323,18 @@ def main(argv: list[str] | None = None) -> int:
             slots = tuple(int(x) for x in args.slots_ms.split(","))
         for slot_ms in slots:
             payload = [rng.randrange(2) for _ in range(args.bits)]
-            found = measure(channel, slot_ms, payload)
+            try:
+                found = measure(channel, slot_ms, payload)
+            except RuntimeError as error:  # a receiver the loaded machine held back
+                print(f"{channel:<8} {slot_ms:>7}  failed: {str(error).splitlines()[0]}")
+                continue
             if found is None:
                 print(f"{channel:<8} {slot_ms:>7}  blocked: the sandbox hides it")
                 continue
             rate, errors, capacity = found
+            if math.isnan(errors):
+                print(f"{channel:<8} {slot_ms:>7}  static: the figure never moves (0 bits)")
+                continue
             print(f"{channel:<8} {slot_ms:>7} {rate:>7.0f} {errors:>7.1%} {capacity:>16.1f}")
             sys.stdout.flush()
     return 0

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import zmq
 from ohseven.core.rules import Rules
 from ohseven.referee.play import referee
 from ohseven.referee.play.match import play_match
@@ -244,14 +245,22 @@ class TestLifecycle:
     def test_only_a_bot_that_computes_at_rest_is_frozen(self, tmp_path, mode, frozen):
         """At rest (no decision owed), a bot that burns CPU is frozen and stays a ponderer
         (frozen at once from then on); a bot asleep waiting is left alone (nothing to stop)."""
-        bot = _resting_bot(tmp_path, mode)
+        context = zmq.Context()
+        router = context.socket(zmq.ROUTER)
+        router.bind(f"ipc://{tmp_path}/bot")  # bound before the start: handed to the bot's uid
+        bot = _resting_bot(tmp_path, mode, endpoint=f"ipc://{tmp_path}/bot")
         try:
-            time.sleep(1.0)  # started, and (quick) asleep in its first receive
+            # its hello is in: the bot has started (its burner too) and waits for an answer
+            assert router.poll(60_000), bot.log()
             group = bot._cgroup
             assert group is not None
             bot.freeze()
-            time.sleep(0.2)
-            bot.check_rest()
+            # a burner is caught at a check (however busy the machine); a bot asleep is not,
+            # however long it rests
+            deadline = time.monotonic() + (30.0 if frozen else 0.5)
+            while not group.frozen and time.monotonic() < deadline:
+                time.sleep(0.05)
+                bot.check_rest()
             assert group.frozen is frozen and group.ponderer is frozen
             bot.thaw()
             assert not group.frozen
@@ -259,17 +268,20 @@ class TestLifecycle:
             assert group.frozen is frozen  # a ponderer is frozen at once
         finally:
             bot.kill()
+            router.close(linger=0)
+            context.term()
 
 
-def _resting_bot(tmp_path, mode: str) -> BotProcess:
+def _resting_bot(tmp_path, mode: str, endpoint: str | None = None) -> BotProcess:
     """A started cgroup bot of ``cgroup_bot.py`` in ``mode`` (``burn``: one busy process;
-    ``quick``: asleep in its first receive), with no referee to talk to."""
+    ``quick``: asleep in its first receive), with no referee to talk to (or one that never
+    answers, listening at ``endpoint``)."""
     bot = BotProcess(
         [sys.executable, BOT, mode, "1"],
         name=mode,
         bot_dir=None,
         socket_dir=str(tmp_path),
-        env={"OHSEVEN_ENDPOINT": f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
+        env={"OHSEVEN_ENDPOINT": endpoint or f"ipc://{tmp_path}/none", "OHSEVEN_SECRET": "x"},
         config=SandboxConfig(),
     )
     bot.start()

@@ -459,3 +459,21 @@ class TestStopRule:
         """A stopping rule in a round-robin or a league is refused at its key."""
         errors = errors_of(folder, MINIMAL + f"schedule: {schedule}, stop: {{margin: 2}}}}\n")
         assert len(errors) == 1 and "key `schedule.stop`: only a gauntlet" in errors[0], errors
+
+
+class TestTrust:
+    """What makes a configuration fit for trusted bots only: named for a server to refuse."""
+
+    def test_the_default_is_fit_for_anyone(self, tmp_path):
+        (tmp_path / "b.py").write_text("")
+        text = "name: t\ngame: oh-seven\ntable_size: 2\nbots:\n"
+        text += "  - {name: a, file: b.py}\n  - {name: b, file: b.py, author: x}\n"
+        config = load_config_text(text, base_dir=tmp_path)
+        assert config.for_trusted_bots == ()
+        assert [bot.author for bot in config.bots] == [None, "x"]
+        duplicate = load_config_text(
+            text + "schedule: {deals: duplicate}\nsandbox: {mode: unsandboxed}\n",
+            base_dir=tmp_path,
+        )
+        (mode, deals) = duplicate.for_trusted_bots
+        assert "unsandboxed" in mode and "page cache" in deals

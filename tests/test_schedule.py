@@ -290,3 +290,57 @@ class TestLeagueWaves:
         assert one.bot_names == table and one.games == 6 and one.first_game == 40
         other = league_match(config, SECRET, 7, 40, 3, 1, table)
         assert set(one.spec.seeds).isdisjoint(other.spec.seeds)
+
+
+def authored(tmp: Path, authors: list[int], sizes: list[int], **schedule):
+    """``config_of`` with bot ``i`` written by author ``authors[i]``."""
+    (tmp / "b.py").write_text("")
+    lines = [
+        "name: s", "game: oh-seven", f"table_size: {sizes}", "bots:",
+        *(f"  - {{name: b{i}, file: b.py, author: a{a}}}" for i, a in enumerate(authors)),
+        f"schedule: {dict(schedule) or {}}".replace("'", ""), "seed: 5",
+    ]  # fmt: skip
+    return load_config_text("\n".join(lines) + "\n", base_dir=tmp)
+
+
+class TestAuthors:
+    """Two bots of one author never sit at one table (they could share their hands)."""
+
+    @settings(max_examples=25, deadline=None)
+    @given(authors=st.lists(st.integers(0, 3), min_size=3, max_size=7), size=st.integers(2, 3))
+    def test_round_robin_keeps_authors_apart(self, tmp_path_factory, authors, size) -> None:
+        config = authored(tmp_path_factory.mktemp("a"), authors, [size], games_per_table=1)
+        by = {bot.name: bot.author for bot in config.bots}
+        matches = build_schedule(config, SECRET)
+        for match in matches:
+            names = match.bot_names
+            assert len({by[name] for name in names}) == len(names), names
+        # every table of bots of distinct authors is played, and counted
+        apart = [
+            table
+            for table in itertools.combinations(sorted(by), size)
+            if len({by[name] for name in table}) == size
+        ]
+        assert sorted(tuple(sorted(m.bot_names)) for m in matches) == sorted(apart)
+        assert schedule_size(config) == (len(apart), len(apart) * size)
+
+    @settings(max_examples=25, deadline=None)
+    @given(
+        authors=st.lists(st.integers(0, 4), min_size=4, max_size=12),
+        wave=st.integers(0, 50),
+    )
+    def test_league_waves_keep_authors_apart(self, tmp_path_factory, authors, wave) -> None:
+        config = authored(tmp_path_factory.mktemp("l"), authors, [2, 3], type="league", games=100)
+        by = {bot.name: bot.author for bot in config.bots}
+        names = sorted(by)
+        prior = dict.fromkeys(names, (25.0, 25 / 3))
+        tables = draw_wave(config, SECRET, wave, names, prior, {}, 10**6)
+        seated = [name for table in tables for name in table]
+        assert len(seated) == len(set(seated))
+        for table in tables:
+            assert len({by[name] for name in table}) == len(table), table
+
+    def test_without_authors_nothing_changes(self, tmp_path) -> None:
+        """Bots without an author are nobody's: the schedule is the one it always was."""
+        plain = config_of(tmp_path, 5, [3])
+        assert schedule_size(plain) == (math.comb(5, 3), math.comb(5, 3) * 3)

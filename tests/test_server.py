@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "example_bots"
 RANDOM_BOT = (EXAMPLES / "random_bot.py").read_text()
@@ -204,6 +204,7 @@ class TestSubmitAndPlay:
     ) -> None:
         assert alice_bot["name"] == "alice/mcbot v1" and alice_bot["state"] == "passed"
         assert alice_bot["files"] == 2
+        assert alice_bot["command"] == ["python3", "main.py"]  # no server path shown
         row = wait_for(lambda: (r := board_row(server, "alice/mcbot v1")) and r["games"] and r)
         assert row["server"] == {"author": "alice", "bot": "mcbot", "version": 1, "state": "active"}
         games = wait_for(

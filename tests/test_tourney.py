@@ -44,6 +44,19 @@ output: {output}
 """
 
 
+def holding_bot_source(hold: Path) -> str:
+    """The bot `high` of ``FIXED_BOT_SOURCE``, waiting before each of its bids and plays while
+    the file ``hold`` exists (one file: staging copies a bot in a shared folder alone)."""
+    head = "    def pick(self, view, options):\n"
+    source = FIXED_BOT_SOURCE.format(style="high")
+    assert source.count(head) == 1
+    wait = (
+        f"        while __import__('os').path.exists({str(hold)!r}):  # held by the test\n"
+        "            __import__('time').sleep(0.01)\n"
+    )
+    return source.replace(head, head + wait)
+
+
 @pytest.fixture
 def tmp_path():
     """A folder the bots can read: when the referee is root they run as another uid, and
@@ -230,14 +243,26 @@ class TestResume:
         self, tmp_path: Path, sent: int, status: int, words: str
     ) -> None:
         """SIGINT (Ctrl-C) and SIGTERM (a service manager): exit 130 / 143, a consistent
-        database, a message saying which and how to resume; the rerun completes."""
-        config = write_tournament(tmp_path, games=40)
-        process = referee(str(config), "--workers", "2", "--quiet")
-        deadline = time.monotonic() + 60
-        while stored_games(tmp_path / "out") == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)  # interrupt once the run is under way, not before it starts
-        process.send_signal(sent)
-        code, _, err = finish(process, timeout=60)
+        database, a message saying which and how to resume; the rerun completes. The run is
+        held mid-game (the bot `high` waits while a gate file exists) from its first stored
+        game until it exits: on a busy machine it cannot finish before the signal is handled."""
+        config = write_tournament(tmp_path, games=4)
+        gate = Path(tempfile.mkdtemp(prefix="ohseven-gate-"))  # outside the bots' folders
+        gate.chmod(0o755)
+        hold = gate / "hold"
+        (tmp_path / "high.py").write_text(holding_bot_source(hold))
+        try:
+            process = referee(str(config), "--workers", "2", "--quiet")
+            deadline = time.monotonic() + 120
+            while stored_games(tmp_path / "out") == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)  # interrupt once the run is under way, not before it starts
+            assert process.poll() is None, "the run ended before its first game was seen"
+            hold.touch()
+            process.send_signal(sent)
+            code, _, err = finish(process, timeout=120)
+        finally:
+            hold.unlink(missing_ok=True)
+            shutil.rmtree(gate, ignore_errors=True)
         assert code == status, err
         assert words in err
         assert 0 < stored_games(tmp_path / "out") < board(tmp_path / "out")["games_total"]
@@ -560,6 +585,48 @@ class TestLeague:
         assert waves >= 5  # 5 bots: every wave seats 5 (or 4) of them, 4 to 7 games a wave
         counts = [bot["games"] for bot in reference["bots"]]
         assert max(counts) - min(counts) <= 3, counts  # a table is 2 or 3 games
+
+    @pytest.mark.timeout(300)
+    def test_a_bot_that_cannot_start_is_left_out_lazily(self, tmp_path: Path) -> None:
+        """A league starts each bot before its own first match, not all before any game: a
+        bot that cannot start is left out with its reason, the others play the budget, and a
+        resume starts no bot that started before (remembered by its copy's content)."""
+        config = write_league(tmp_path, games=12)
+        (tmp_path / "broken.py").write_text(
+            'import sys\nprint("oops", file=sys.stderr)\nsys.exit(4)\n'
+        )
+        starts = tmp_path / "starts.txt"  # the counting bot appends a line at each start
+        starts.touch()
+        starts.chmod(0o666)  # (unsandboxed as root, bots run as another uid)
+        (tmp_path / "counting.py").write_text(
+            f"open({str(starts)!r}, 'a').write('start\\n')\n" + FIXED_BOT_SOURCE.format(style="low")
+        )
+        extra = "  - {name: broken, file: broken.py}\n  - {name: counting, file: counting.py}\n"
+        config.write_text(config.read_text().replace("bots:\n", "bots:\n" + extra, 1))
+
+        def matches_of(name: str) -> int:
+            with Store.open(tmp_path / "out", create=False) as store:
+                rows = store.match_rows()
+            return sum(1 for row in rows if name in row["bots"] and row["status"] == "done")
+
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        assert "bot broken could not start and was left out" in err
+        document = json.loads((tmp_path / "out" / LEADERBOARD_NAME).read_text())
+        assert [r["name"] for r in document["refused"]] == ["broken"]
+        assert "exited with code 4" in document["refused"][0]["reason"]
+        assert document["complete"] and 10 <= document["games_played"] == document["games_total"]
+        with Store.open(tmp_path / "out", create=False) as store:
+            assert all("broken" not in g.record.seats for g in store.games())
+        first = len(starts.read_text().splitlines())
+        played = matches_of("counting")
+        assert played > 0 and first == played + 1  # one start to validate, one per match
+        config.write_text(config.read_text().replace("games: 12", "games: 24"))
+        code, _, err = finish(referee(str(config), "--quiet"))
+        assert code == 0, err
+        more = matches_of("counting") - played
+        assert more > 0
+        assert len(starts.read_text().splitlines()) == first + more  # not validated again
 
     @pytest.mark.timeout(300)
     def test_a_bot_joins_and_one_leaves(self, tmp_path: Path) -> None:

@@ -187,9 +187,19 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    if config.schedule.deals == "duplicate":
+        print(
+            "note: with `deals: duplicate` a bot can carry what it saw of a deal to its next "
+            "rotation's process through the machine's page cache: for trusted bots only "
+            "(SECURITY.md)",
+            file=sys.stderr,
+        )
     for name, why in config.left_out:  # a league's: the others play on
         print(printable(f"warning: bot {name} is left out of this run: {why}"), file=sys.stderr)
-    if (refusal := _start_every_bot(config)) is not None:
+    # a league validates each bot before its own first match (see ``LeagueFeed``); the other
+    # schedules depend on the set of bots: every bot starts once before any game
+    league = config.schedule.type == "league"
+    if (not league or args.check) and (refusal := _start_every_bot(config)) is not None:
         print(printable(refusal), file=sys.stderr)
         return 2
     if config.seed is not None and (warning := short_seed_warning(config.seed)):
@@ -264,6 +274,14 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         print_board(outcome.leaderboard)
     _warn_start_failures(Path(config.output))
+    for refused in outcome.leaderboard.get("refused", []):
+        print(
+            printable(
+                f"warning: bot {refused['name']} could not start and was left out of the league: "
+                f"{refused['reason']}"
+            ),
+            file=sys.stderr,
+        )
     if outcome.failed:
         for match_id, reason in outcome.failed:
             print(printable(f"match {match_id} failed: {reason}"), file=sys.stderr)

@@ -59,10 +59,12 @@ class ConfigError(ValueError):
 
 @attrs.frozen
 class BotEntry:
-    """A bot of the tournament: its spec, and the sandbox limits it overrides."""
+    """A bot of the tournament: its spec, the sandbox limits it overrides, and who wrote it
+    (``author``: two bots of one author never sit at one table; None: nobody else's)."""
 
     spec: BotSpec
     limits: tuple[tuple[str, int | float], ...] = ()
+    author: str | None = None
 
     @property
     def name(self) -> str:
@@ -185,6 +187,24 @@ class TourneyConfig:
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(bot.name for bot in self.bots)
+
+    @property
+    def for_trusted_bots(self) -> tuple[str, ...]:
+        """The settings that make this tournament fit for trusted bots only, each as its key
+        and why (empty: fit for bots nobody vouches for). A competition server refuses such a
+        configuration. ``sandbox.mode: unsandboxed``: no sandbox at all.
+        ``schedule.deals: duplicate``: a bot's process of one rotation can leave the deal to
+        its next process through the machine's page cache (which files' pages it read), which
+        no sandbox on one machine hides from a timed read (SECURITY.md, with the figures)."""
+        found = []
+        if self.sandbox.mode == "unsandboxed":
+            found.append("`sandbox.mode: unsandboxed` (no sandbox)")
+        if self.schedule.deals == "duplicate":
+            found.append(
+                "`schedule.deals: duplicate` (a bot can remember a deal across rotations through "
+                "the page cache)"
+            )
+        return tuple(found)
 
     @property
     def game(self) -> str:

@@ -61,17 +61,33 @@ class ScheduledMatch:
         return tuple(bot.name for bot in self.spec.bots)
 
 
+def authors(config: TourneyConfig) -> dict[str, str]:
+    """Bot name -> its author, for the bots that name one."""
+    return {bot.name: bot.author for bot in config.bots if bot.author is not None}
+
+
+def _apart(table: Sequence[str], by: Mapping[str, str]) -> bool:
+    """No two bots of ``table`` share an author."""
+    written = [by[name] for name in table if name in by]
+    return len(written) == len(set(written))
+
+
 def _tables(config: TourneyConfig, size: int) -> Iterator[tuple[str, ...]]:
-    """The tables of ``size`` bots, each as its bots' names in sorted order."""
+    """The tables of ``size`` bots, each as its bots' names in sorted order; never two bots of
+    one author at a table."""
     names = sorted(config.bot_names)
+    by = authors(config)
     if config.schedule.type == "gauntlet":
         candidates = sorted(config.schedule.candidates)
         field = [name for name in names if name not in candidates]
-        for candidate in candidates:
-            for others in itertools.combinations(field, size - 1):
-                yield tuple(sorted((candidate, *others)))
+        found: Iterator[tuple[str, ...]] = (
+            tuple(sorted((candidate, *others)))
+            for candidate in candidates
+            for others in itertools.combinations(field, size - 1)
+        )
     else:
-        yield from itertools.combinations(names, size)
+        found = itertools.combinations(names, size)
+    yield from (table for table in found if _apart(table, by))
 
 
 def _games(
@@ -171,6 +187,12 @@ def schedule_size(config: TourneyConfig) -> tuple[int, int]:
     sched = config.schedule
     if sched.type == "league":
         return 0, sched.games
+    by = authors(config)
+    if len(set(by.values())) < len(by):  # some tables are left out: counted one by one
+        tables_of = {size: sum(1 for _ in _tables(config, size)) for size in config.table_sizes}
+        matches = sum(tables_of.values())
+        games = sum(count * size * sched.games_per_table for size, count in tables_of.items())
+        return matches * sched.repeats, games * sched.repeats
     names = len(config.bots)
     candidates = len(set(sched.candidates))
     matches = games = 0
@@ -242,6 +264,7 @@ def draw_wave(
     matter, not their order in ``active``.
     """
     names = sorted(set(active))
+    by = authors(config)
     rng = random.Random(derive_seed(secret, "wave", wave))
     per_table = config.schedule.games_per_table
     if len(names) < min(config.table_sizes):
@@ -269,8 +292,31 @@ def draw_wave(
             else:
                 drawn[name] = rng.gauss(mu, math.sqrt(sigma**2 + BETA**2))
         line = sorted(group, key=lambda name: (drawn[name], name))
-        for first in range(0, len(line), size):
-            tables.append(tuple(sorted(line[first : first + size])))
+        tables += _seat(line, size, by)
+    return tables
+
+
+def _seat(line: Sequence[str], size: int, by: Mapping[str, str]) -> list[tuple[str, ...]]:
+    """Consecutive bots of ``line`` share a table, but never two of one author: a bot whose
+    author already sits at the table waits for the next one (a bot that finds no table sits
+    the wave out)."""
+    waiting = list(line)
+    tables = []
+    while len(waiting) >= size:
+        table: list[str] = []
+        taken: set[str] = set()
+        index = 0
+        while len(table) < size and index < len(waiting):
+            author = by.get(waiting[index])
+            if author is None or author not in taken:
+                table.append(waiting.pop(index))
+                if author is not None:
+                    taken.add(author)
+            else:
+                index += 1
+        if len(table) < size:
+            break
+        tables.append(tuple(sorted(table)))
     return tables
 
 

@@ -70,7 +70,7 @@ TOP_KEYS = (
     "site_logs",
     "server",
 )
-BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder")
+BOT_KEYS = ("name", "file", "args", "command", "directory", "limits", "ponder", "author")
 #: bounds that keep every configuration that validates playable: a clock within a day (the
 #: referee computes deadlines and integers of milliseconds from it) and a schedule within a
 #: lifetime (schedules are iterated, never held whole; the games played are held in memory)
@@ -166,7 +166,9 @@ def _bot(reader: Reader, data: Any, path: str, base: Path) -> tuple[BotEntry | N
         directory = str(target_dir)
     if name is None or argv is None:
         return None, fingerprint
-    return BotEntry(BotSpec(name, argv, directory, limits, ponder), limits), fingerprint
+    author = reader.get(data, path, "author", is_str, "a text (who wrote the bot)")
+    entry = BotEntry(BotSpec(name, argv, directory, limits, ponder), limits, author)
+    return entry, fingerprint
 
 
 def _limits(reader: Reader, data: Any, path: str) -> tuple[tuple[str, int | float], ...]:

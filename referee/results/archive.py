@@ -99,6 +99,8 @@ class Tournament:
     settled: int = 0
     #: a gauntlet's stopping rule (``stopping.Plan``), or None
     stopping: Plan | None = None
+    #: a league's bots left out because they could not start: (name, why)
+    refused: tuple[tuple[str, str], ...] = ()
 
     @property
     def revealed(self) -> bool:
@@ -107,6 +109,20 @@ class Tournament:
     @property
     def records(self) -> list[GameRecord]:
         return [stored.record for stored in self.games]
+
+
+#: the store's meta key of a league's bots that could not start (name -> why)
+REFUSED_KEY = "refused"
+
+
+def _refused(text: str | None) -> tuple[tuple[str, str], ...]:
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return ()
+    if not isinstance(value, dict):
+        return ()
+    return tuple(sorted((str(name), str(why)) for name, why in value.items()))
 
 
 def _revealed_secret(
@@ -191,6 +207,7 @@ def load_tournament(output_dir: str | os.PathLike[str]) -> Tournament:
         done_matches=frozenset(done),
         settled=settled,
         stopping=Plan.from_json(meta.get(STOPPING_KEY)),
+        refused=_refused(meta.get(REFUSED_KEY)),
     )
 
 

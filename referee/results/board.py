@@ -51,6 +51,8 @@ class Leaderboard:
         self.games: dict[int, GameRecord] = {}
         #: a gauntlet's stopping rule (``stopping.Plan``), or None
         self.stopping = stopping.plan_of(config)
+        #: a league's bots left out because they could not start: name -> why
+        self.refused: dict[str, str] = {}
 
     def _fresh(self) -> Ratings:
         return Ratings(
@@ -121,6 +123,7 @@ class Leaderboard:
             draw_probability=config.ratings.draw_probability,
             fault_ranks_last=config.ratings.fault_ranks_last,
             stopping=self.stopping,
+            refused=tuple(sorted(self.refused.items())),
         )
         return leaderboard(tournament, self.ratings())
 

@@ -175,7 +175,7 @@ def leaderboard(
     order-free ``ratings.order_free_table``) when the caller has them."""
     done = progress(tournament)
     rows = bot_rows(tournament, ratings, aggregates, table)
-    return {
+    document = {
         "format": LEADERBOARD_FORMAT,
         "version": LEADERBOARD_VERSION,
         "tournament": tournament.name,
@@ -203,6 +203,9 @@ def leaderboard(
         "superiority": _superiority_matrix(rows),
         "stopping": None if tournament.stopping is None else tournament.stopping.document(),
     }
+    if tournament.refused:  # a league's bots left out because they could not start
+        document["refused"] = [{"name": name, "reason": why} for name, why in tournament.refused]
+    return document
 
 
 def _with_verdicts(tournament: Tournament, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -147,19 +147,20 @@ class Version:
         }
 
     def shown_command(self) -> list[str]:
-        """The command as its author wrote it: the upload's files relative to its top, the
-        referee's Python as ``python3`` (the organiser's host paths are not theirs to read)."""
-        shown = []
-        for word in self.command:
-            _, mark, inside = word.partition(f"/{self.digest}/bot/")
-            shown.append(inside if mark else "python3" if word == sys.executable else word)
-        return shown
+        """The command as its author wrote it: the words naming the upload's files relative
+        to its top, the referee's Python as ``python3`` (no path of the server shown)."""
+        marker = f"/{self.digest}/bot/"
+        return [
+            "python3"
+            if word == sys.executable
+            else word.split(marker, 1)[1]
+            if marker in word
+            else word
+            for word in self.command
+        ]
 
     def private(self) -> dict[str, Any]:
         """What its author reads: everything, the check's whole report included."""
-        report = self.report
-        if isinstance(report, dict) and "command" in report:
-            report = {**report, "command": self.shown_command()}
         return {
             **self.public(),
             "id": self.id,
@@ -168,7 +169,7 @@ class Version:
             "bytes": self.bytes,
             "files": self.files,
             "checked": self.checked,
-            "report": report,
+            "report": self.report,
         }
 
 

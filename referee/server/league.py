@@ -34,9 +34,10 @@ def roster_of(db: ServerDB) -> Callable[[TourneyConfig], TourneyConfig]:
 
 
 def entry(config: TourneyConfig, version: Version) -> BotEntry:
-    """The bot of an uploaded version: it runs from its stored folder."""
+    """The bot of an uploaded version: it runs from its stored folder; its author's other bots
+    never sit at its table."""
     folder = Path(config.output) / UPLOADS_NAME / version.digest / "bot"
-    return BotEntry(BotSpec(version.name, version.command, str(folder)))
+    return BotEntry(BotSpec(version.name, version.command, str(folder)), author=version.author)
 
 
 class League:

@@ -5,10 +5,13 @@ wave by wave (drawn from :func:`matchmaking_ratings`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterator, Sequence
 
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.schedule import ScheduledMatch, draw_wave, iter_schedule, league_match
+from ohseven.referee.records import BotSpec
+from ohseven.referee.results.archive import REFUSED_KEY
 from ohseven.referee.results.board import Leaderboard
 from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
@@ -114,10 +117,16 @@ class LeagueFeed(Feed):
         store: Store,
         board: Leaderboard,
         roster: Callable[[], TourneyConfig] | None = None,
+        validate: Callable[[Sequence[BotSpec]], dict[str, str]] | None = None,
     ) -> None:
         self.config, self.secret, self.store, self.board = config, secret, store, board
         #: the configuration with the bots of the next wave (``serve``: its authors' bots)
         self.roster = roster
+        #: start the bots given and return {name: why} of those that cannot start: each bot is
+        #: validated before its own first match; one that fails is left out (``refused``)
+        self.validate = validate
+        self.valid: set[str] = set()
+        self.refused: dict[str, str] = {}
         self.queue: list[ScheduledMatch] = []
         last = store.last_wave() or (-1, 0, 0)
         self.wave = last[0] + 1
@@ -149,10 +158,44 @@ class LeagueFeed(Feed):
         self.board.total_games = self.scheduled if self.done else self.config.schedule.games
 
     def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
-        if not self.queue and idle and not self.done:
-            self._draw()
-        matches, self.queue = self.queue[:room], self.queue[room:]
-        return matches
+        while True:
+            if not self.queue and idle and not self.done:
+                self._draw()
+            matches, self.queue = self.queue[:room], self.queue[room:]
+            if self.validate is None or not matches:
+                return matches
+            kept = self._validated(matches)
+            if kept:  # (else every match was withdrawn: nothing is played, take more)
+                return kept
+
+    def _validated(self, matches: list[ScheduledMatch]) -> list[ScheduledMatch]:
+        """The matches whose bots all start: the bots not validated yet are started first;
+        the matches of a bot that cannot start are withdrawn, and it plays no later wave."""
+        assert self.validate is not None
+        unknown = {
+            bot.name: bot
+            for match in matches
+            for bot in match.spec.bots
+            if bot.name not in self.valid and bot.name not in self.refused
+        }
+        if unknown:
+            failed = self.validate(list(unknown.values()))
+            for name in unknown:
+                if name in failed:
+                    self.refused[name] = failed[name]
+                else:
+                    self.valid.add(name)
+            self.board.refused = dict(self.refused)
+            self.store.set_meta({REFUSED_KEY: json.dumps(self.refused, sort_keys=True)})
+        kept = []
+        for match in matches:
+            if any(name in self.refused for name in match.bot_names):
+                self.store.withdraw_match(match.index)
+            else:
+                kept.append(match)
+        if len(kept) < len(matches):
+            self._totals()
+        return kept
 
     def _draw(self) -> None:
         if self.store.failures():  # the next wave waits for a rerun to play the failed match
@@ -164,11 +207,12 @@ class LeagueFeed(Feed):
         config, board = self.config, self.board
         ratings = matchmaking_ratings(board)
         played = {name: count for name, count in board.ratings().games.items()}
+        active = [name for name in config.bot_names if name not in self.refused]
         tables = draw_wave(
             config,
             self.secret,
             self.wave,
-            config.bot_names,
+            active,
             ratings,
             played,
             config.schedule.games - self.scheduled,
@@ -176,6 +220,9 @@ class LeagueFeed(Feed):
         if not tables:  # the budget is spent: the league is complete
             self.done = True
             self._totals()
+            self.store.set_meta(  # (what publish shows: the games the league holds)
+                {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+            )
             return
         index, first_game = self.store.next_match_index()
         for table_no, table in enumerate(tables):
@@ -185,7 +232,7 @@ class LeagueFeed(Feed):
             first_game += match.games
         self.store.add_wave(
             self.wave,
-            config.bot_names,
+            active,
             [(m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in self.queue],
         )
         self.wave += 1

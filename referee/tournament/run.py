@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -31,7 +32,7 @@ from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
 from ohseven.referee.play.descriptors import raise_fd_limit
-from ohseven.referee.play.match import play_match
+from ohseven.referee.play.match import play_match, start_check
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
@@ -235,6 +236,8 @@ def run_tournament(
                     store,
                     board,
                     roster=None if roster is None else (lambda: roster(house)),
+                    # each bot started before its own first match (not all before any game)
+                    validate=_validator(config, store, sandbox) if runner is None else None,
                 )
                 if league
                 else ScheduleFeed(config, secret, store)
@@ -314,6 +317,47 @@ def _outcome(
         time.monotonic() - started,
         tuple((ids[index], reason) for index, reason in store.failures().items()),
     )
+
+
+#: the store's meta key of the bots that started once (by :func:`start_key`), across runs
+VALIDATED_KEY = "validated"
+
+
+def start_key(bot: BotSpec) -> str:
+    """What decides whether a bot starts: its command, its folder (a staged or uploaded copy,
+    named by its content) and its limits."""
+    what = json.dumps([bot.command, bot.directory, bot.limits, bot.ponder], default=str)
+    return hashlib.sha256(what.encode()).hexdigest()
+
+
+def _validator(
+    config: TourneyConfig, store: Store, sandbox: Any
+) -> Callable[[Sequence[BotSpec]], dict[str, str]]:
+    """A league's lazy validation (``LeagueFeed.validate``): the bots given are started once
+    as their matches will start them (``match.start_check``; bots alike once) unless one alike
+    started before, in this run or an earlier one (remembered in the store by
+    :func:`start_key`); {name: why} of those that cannot start."""
+    known = set(json.loads(store.meta().get(VALIDATED_KEY) or "[]"))
+
+    def validate(bots: Sequence[BotSpec]) -> dict[str, str]:
+        keys = {bot.name: start_key(bot) for bot in bots}
+        first: dict[str, BotSpec] = {}
+        for bot in bots:
+            if keys[bot.name] not in known:
+                first.setdefault(keys[bot.name], bot)
+        if not first:
+            return {}
+        started = start_check(
+            tuple(first.values()),
+            sandbox=sandbox if sandbox is not None else sandbox_config(config),
+            time_control=config.time_control,
+        )
+        why = {key: started[bot.name][0] for key, bot in first.items() if bot.name in started}
+        known.update(key for key in first if key not in why)
+        store.set_meta({VALIDATED_KEY: json.dumps(sorted(known))})
+        return {bot.name: why[keys[bot.name]] for bot in bots if keys[bot.name] in why}
+
+    return validate
 
 
 def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str]) -> None:
