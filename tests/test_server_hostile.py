@@ -5,6 +5,7 @@ uploaded bots' checks. Each test is an attack that once broke through."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -44,8 +45,10 @@ def test_a_command_naming_the_servers_files_is_refused(server: Running) -> None:
     token = server.tokens["mallory"]  # type: ignore[attr-defined]
     first = upload(server, token, "scout", {"main.py": RANDOM_BOT.encode()})
     assert first.status_code == 201, first.text
-    shown = Path(first.json()["command"][-1])  # <output>/.uploads/<digest>/bot/main.py
-    output = shown.parents[3]
+    # the answer showed the stored copy's host path: <output>/.uploads/<digest>/bot/main.py
+    assert first.json()["command"] == ["python3", "main.py"]
+    assert str(server.output) not in first.text and sys.executable not in first.text
+    output = server.output.resolve()
     assert (output / "server.sqlite").exists()
     code = "import os,sys; print(os.listdir(os.path.dirname(sys.argv[1]))); sys.exit(1)"
     for target in (
@@ -147,7 +150,8 @@ def test_an_uploaded_bot_sees_neither_the_server_nor_its_files(server: Running) 
     no sight of the output folder, its database or the other uploads, no signal to outside."""
     token = server.tokens["probe"]  # type: ignore[attr-defined]
     first = upload(server, token, "probe", {"main.py": RANDOM_BOT.encode()})
-    output = str(Path(first.json()["command"][-1]).parents[3])
+    assert first.status_code == 201, first.text
+    output = str(server.output.resolve())
     code = PROBE.replace("PORT", str(server.port)).replace("OUTPUT", repr(output))
     response = upload(server, token, "probe", {"main.py": code.encode()})
     assert response.status_code == 201, response.text
@@ -155,6 +159,7 @@ def test_an_uploaded_bot_sees_neither_the_server_nor_its_files(server: Running) 
     url = response.json()["status_url"]
     report = wait_for(lambda: (v := client.get(url).json())["state"] == "failed" and v["report"])
     text = json.dumps(report)
+    assert output not in client.get(url).text  # no host path of the organiser's
     assert "PROBE" in text, text[:2000]
     tail = next(c["output_tail"] for c in report["checks"] if "PROBE" in c["output_tail"])
     found = json.loads(tail.split("PROBE", 1)[1].splitlines()[0])

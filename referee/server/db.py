@@ -160,7 +160,11 @@ class Version:
         ]
 
     def private(self) -> dict[str, Any]:
-        """What its author reads: everything, the check's whole report included."""
+        """What its author reads: everything, the check's whole report included (its command
+        as shown here too: check-bot's names the server's paths)."""
+        report = self.report
+        if isinstance(report, dict) and "command" in report:
+            report = {**report, "command": self.shown_command()}
         return {
             **self.public(),
             "id": self.id,
@@ -169,7 +173,7 @@ class Version:
             "bytes": self.bytes,
             "files": self.files,
             "checked": self.checked,
-            "report": self.report,
+            "report": report,
         }
 
 
