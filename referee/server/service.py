@@ -20,6 +20,7 @@ import uvicorn
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.server.app import Server, create_app
 from ohseven.referee.server.checks import CheckQueue
+from ohseven.referee.server.connections import uvicorn_config
 from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import League
 from ohseven.referee.server.live import LiveView
@@ -96,11 +97,7 @@ def serve(
         # the commitment to the secret, published before any game (made now if it is new)
         commitment = hashlib.sha256(tournament_secret(config, output)).hexdigest()
         app = create_app(Server(config, db, live, checks, commitment))
-        web = uvicorn.Server(
-            uvicorn.Config(
-                app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
-            )
-        )
+        web = uvicorn.Server(uvicorn_config(app, host, port))
         thread = threading.Thread(target=web.run, name="http", daemon=True)
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
