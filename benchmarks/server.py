@@ -221,12 +221,30 @@ class Serving:
         deadline = time.monotonic() + timeout
         with httpx.Client(base_url=self.url, timeout=30) as client:
             while time.monotonic() < deadline:
-                board = client.get("/api/leaderboard")
-                total = client.get("/api/games", params={"limit": 1}).json().get("total", 0)
+                try:
+                    board = client.get("/api/leaderboard")
+                    total = client.get("/api/games", params={"limit": 1}).json().get("total", 0)
+                except httpx.HTTPError:  # (busy starting)
+                    continue
                 if board.status_code == 200 and total >= games:
                     return time.monotonic() - started
                 time.sleep(0.5)
         raise SystemExit(f"the server did not show {games} games within {timeout} s")
+
+    def settle(self, share: float, timeout: float = 600) -> float:
+        """Wait until the server process has used less than ``share`` of a core over each of 3
+        seconds in a row (its start-up work done: the whole database read, the first live
+        leaderboard made): seconds waited."""
+        started = time.monotonic()
+        quiet, last = 0, self.cpu()[0]
+        while quiet < 3:
+            if time.monotonic() - started > timeout:
+                raise SystemExit(f"the server did not settle within {timeout} s")
+            time.sleep(1.0)
+            now = self.cpu()[0]
+            quiet = quiet + 1 if now - last < share else 0
+            last = now
+        return time.monotonic() - started
 
     def cpu(self) -> tuple[float, float]:
         """CPU seconds so far: (the server process, its whole tree: workers, bots)."""
@@ -558,9 +576,10 @@ def bench(args: argparse.Namespace, folder: Path) -> None:
     server = Serving(config, port, log)
     try:
         ready = server.ready(games)
+        settled = server.settle(0.2)
         print(
             f"serve (league complete): listening after {server.listening:.1f} s, the API "
-            f"shows every game after {ready:.1f} s"
+            f"shows every game after {ready:.1f} s, settled {settled:.1f} s later"
         )
         cpu0, wall0 = server.cpu(), time.monotonic()
         baseline = asyncio.run(read_load(server.url, args.rate, args.seconds, names, games))
@@ -585,6 +604,8 @@ def bench(args: argparse.Namespace, folder: Path) -> None:
             if time.monotonic() > deadline:
                 raise SystemExit("the league did not start playing within 300 s")
             time.sleep(0.5)
+        settled = server.settle(0.6)
+        print(f"  playing; the server process settled (< 60% of a core) {settled:.1f} s later")
         watcher = Freshness(server.url, Path(folder / "out" / "tournament.sqlite"))
         watch = threading.Thread(target=watcher.run, args=(args.watch,), daemon=True)
         watch.start()

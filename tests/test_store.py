@@ -12,10 +12,10 @@ from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.results import store as store_module
 from ohseven.referee.results.store import (
+    Aggregates,
     DamagedStoreError,
     Store,
     StoreError,
-    Aggregates,
     StoreIOError,
     aggregate,
     database_error,

@@ -5,9 +5,9 @@ finished game with each seat's place and rating change, each bot's games (sorted
 them is a slice), and the leaderboard.
 
 The leaderboard is kept by ``results.incremental.LiveBoard`` from the same games: rebuilt after
-new games at most every :data:`DOCUMENT_GAP` seconds (and never more than half the time), a
-few hundred milliseconds after a wave at 1,000 bots and 100,000 games where the run loop's
-whole ``leaderboard.json`` takes seconds and is written only now and then. When that file
+new games at most every :data:`DOCUMENT_GAP` seconds (and never more than two thirds of the
+time), about a second of CPU at 1,000 bots and 100,000 games where the run loop's whole
+``leaderboard.json`` takes seven and is written only now and then. When that file
 counts as many games as the live view (and before the first live document), the file is
 served instead: it is the reference (and, once the league is complete, the one that reveals
 the seeds when the configuration says so).
@@ -41,11 +41,13 @@ __all__ = ["DOCUMENT_GAP", "LiveView"]
 
 _TERMINAL = ("done", "withdrawn")
 
-#: the least time between two live leaderboards (seconds); at most half the time is spent on
-#: them (a document that took 1.5 s waits 1.5 s before the next)
+#: the least time between the starts of two live leaderboards (seconds); at most two thirds of
+#: the time is spent on them (a document that took 1.5 s waits 0.75 s before the next)
 DOCUMENT_GAP = 1.0
 #: more fresh matches than this are read in one query (the first look at a long league)
 _BULK = 64
+#: matches taken in under the lock at a time
+_CHUNK = 50
 
 
 class LiveView:
@@ -144,20 +146,29 @@ class LiveView:
                 if known != self.matches_known:  # a new wave: its bots
                     self._name_bots(store)
                     self.matches_known = known
+        # (the lock is taken a few matches at a time: the readers, on the server's event loop,
+        # never wait for a long first look)
+        for start in range(0, len(fresh), _CHUNK):
+            with self.lock:
+                for index in fresh[start : start + _CHUNK]:
+                    self.seen.add(index)
+                    self.pending[index] = games[index]
+                    self.matches_done += 1
+                    for stored in games[index]:
+                        self._add_row(stored)
+        position = 0
+        while position < len(statuses):  # rate, in match order, up to the first unfinished
+            with self.lock:
+                for index, status in statuses[position : position + _CHUNK]:
+                    if index != self.next_match or status not in _TERMINAL:
+                        position = len(statuses)
+                        break
+                    for stored in self.pending.pop(index, []):
+                        self._rate(stored)
+                    self.seen.discard(index)
+                    self.next_match += 1
+                    position += 1
         with self.lock:
-            for index in fresh:
-                self.seen.add(index)
-                self.pending[index] = games[index]
-                self.matches_done += 1
-                for stored in games[index]:
-                    self._add_row(stored)
-            for index, status in statuses:  # rate, in match order, up to the first unfinished
-                if index != self.next_match or status not in _TERMINAL:
-                    break
-                for stored in self.pending.pop(index, []):
-                    self._rate(stored)
-                self.seen.discard(index)
-                self.next_match += 1
             if fresh:
                 self.updated = time.time()
                 self.stale = True
@@ -242,7 +253,7 @@ class LiveView:
             self.stale = False
             self.version += 1
         cost = time.monotonic() - started
-        self.next_document = time.monotonic() + max(DOCUMENT_GAP - cost, cost)
+        self.next_document = time.monotonic() + max(DOCUMENT_GAP - cost, cost / 2)
 
     def _add_row(self, stored: StoredGame) -> None:
         record = stored.record
