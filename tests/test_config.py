@@ -476,4 +476,6 @@ class TestTrust:
             base_dir=tmp_path,
         )
         (mode, deals) = duplicate.for_trusted_bots
-        assert "unsandboxed" in mode and "page cache" in deals
+        assert mode.startswith("<config>:8: key `sandbox.mode`: unsandboxed"), mode
+        assert deals.startswith("<config>:7: key `schedule.deals`: duplicate"), deals
+        assert "page cache" in deals

@@ -291,6 +291,28 @@ class TestSubmitAndPlay:
         assert third.returncode == 2 and "max_active_bots" in third.stderr
 
 
+class TestTrustedOnlySettings:
+    @pytest.mark.parametrize(
+        ("old", "new", "key"),
+        [
+            ("workers: 1", "workers: 1\nsandbox: {mode: unsandboxed}", "sandbox.mode"),
+            ("  games_per_table: 1", "  games_per_table: 1\n  deals: duplicate", "schedule.deals"),
+        ],
+    )
+    def test_serve_refuses_them_naming_the_line(
+        self, tmp_path: Path, old: str, new: str, key: str
+    ) -> None:
+        config = write_config(tmp_path, free_port())
+        text = config.read_text()
+        config.write_text(text.replace(old, new))
+        line = text.replace(old, new).splitlines().index(new.splitlines()[-1]) + 1
+        done = referee("serve", str(config))
+        assert done.returncode == 2, done.stderr
+        assert f"{config}:{line}: key `{key}`" in done.stderr, done.stderr
+        assert "trusted bots only" in done.stderr and "Traceback" not in done.stderr
+        assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
 class TestHostileUploads:
     def upload(self, server: Running, body: bytes, token: str, **params: str) -> httpx.Response:
         return server.client(token).post(

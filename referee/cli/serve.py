@@ -57,6 +57,15 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if config.for_trusted_bots:  # uploaded bots are nobody's to vouch for
+        for reason in config.for_trusted_bots:
+            print(reason, file=sys.stderr)
+        print(
+            f"{args.config}: `serve` plays bots that anyone may upload, so it refuses the "
+            "settings above, which are for trusted bots only (see SECURITY.md)",
+            file=sys.stderr,
+        )
+        return 2
     if args.listen is not None and not is_listen_address(args.listen):
         print(f"--listen {args.listen}: expected HOST:PORT, like 127.0.0.1:8707", file=sys.stderr)
         return 2

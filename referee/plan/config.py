@@ -171,6 +171,8 @@ class TourneyConfig:
     bot_fingerprints: tuple[tuple[str, str], ...] = ()
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
+    #: the line of every key path in ``source`` (``sandbox.mode`` -> 12), for messages
+    key_lines: dict[str, int] = attrs.field(factory=dict, eq=False)
     #: (bot name, ``staging.tree_digest`` of its staged files): part of ``digest``
     bot_digests: tuple[tuple[str, str], ...] = ()
     #: how much of the bots' files may be copied for the run (``staging``)
@@ -188,21 +190,30 @@ class TourneyConfig:
     def bot_names(self) -> tuple[str, ...]:
         return tuple(bot.name for bot in self.bots)
 
+    def where(self, key: str) -> str:
+        """``source:line`` of ``key`` (a dotted path), or the source where the key is not
+        written (a default)."""
+        line = self.key_lines.get(key)
+        return f"{self.source}:{line}" if line else self.source
+
     @property
     def for_trusted_bots(self) -> tuple[str, ...]:
-        """The settings that make this tournament fit for trusted bots only, each as its key
-        and why (empty: fit for bots nobody vouches for). A competition server refuses such a
-        configuration. ``sandbox.mode: unsandboxed``: no sandbox at all.
+        """The settings that make this tournament fit for trusted bots only, each as
+        ``file:line: key `k`: why`` (empty: fit for bots nobody vouches for). A competition
+        server refuses such a configuration. ``sandbox.mode: unsandboxed``: no sandbox at all.
         ``schedule.deals: duplicate``: a bot's process of one rotation can leave the deal to
         its next process through the machine's page cache (which files' pages it read), which
         no sandbox on one machine hides from a timed read (SECURITY.md, with the figures)."""
         found = []
         if self.sandbox.mode == "unsandboxed":
-            found.append("`sandbox.mode: unsandboxed` (no sandbox)")
+            found.append(
+                f"{self.where('sandbox.mode')}: key `sandbox.mode`: unsandboxed runs the bots "
+                "with no sandbox at all"
+            )
         if self.schedule.deals == "duplicate":
             found.append(
-                "`schedule.deals: duplicate` (a bot can remember a deal across rotations through "
-                "the page cache)"
+                f"{self.where('schedule.deals')}: key `schedule.deals`: duplicate deals let a "
+                "bot remember a deal across rotations through the page cache (SECURITY.md)"
             )
         return tuple(found)
 

@@ -137,6 +137,7 @@ def load_config_text(
         digest=digest,
         bot_fingerprints=bot_fingerprints,
         document=data,
+        key_lines=dict(doc.lines),
         bot_digests=tuple(staged.items()),
         staging=limits,
         site_logs=run.site_logs,
