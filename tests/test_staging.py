@@ -36,7 +36,7 @@ pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not 
 PROBE = os.path.join(os.path.dirname(__file__), "bots", "sandbox_probe.py")
 HOSTILE = os.path.join(os.path.dirname(__file__), "bots", "hostile_bot.py")
 STRANGER = 54321  # the uid of a competitor's folder: no account, not the referee
-REFEREE = shutil.which("ohseven-referee") or "ohseven-referee"
+REFEREE = [sys.executable, "-m", "ohseven.referee.cli"]  # this interpreter's, wherever PATH points
 PY = sys.executable
 
 OTHER_BOT = "from ohseven.sdk import Bot, run\n# the secret strategy of other\nrun(Bot)\n"
@@ -312,7 +312,7 @@ class TestCommandLine:
         paths = [*forbidden(folder), str(folder / "replays")]
         probe = " ".join([PY, str(folder / "sandbox_probe.py"), "spy", "crash", *paths])
         completed = subprocess.run(
-            [REFEREE, "match", probe, str(folder / "other_bot.py"), "--games", "2", "--json"]
+            [*REFEREE, "match", probe, str(folder / "other_bot.py"), "--games", "2", "--json"]
             + ["--replays", str(folder / "replays")],
             capture_output=True,
             text=True,
@@ -328,7 +328,7 @@ class TestCommandLine:
         paths = [*forbidden(folder), str(folder / "replays")]
         probe = " ".join([PY, str(folder / "sandbox_probe.py"), "spy", "crash", *paths])
         completed = subprocess.run(
-            [REFEREE, "check-bot", probe, "--game", "oh-seven", "--json"]
+            [*REFEREE, "check-bot", probe, "--game", "oh-seven", "--json"]
             + ["--replays", str(folder / "replays")],
             capture_output=True,
             text=True,
@@ -369,7 +369,7 @@ class TestHostileFolders:
         os.chown(evil, STRANGER, STRANGER)
         os.chown(evil / "hostile_bot.py", STRANGER, STRANGER)
         bot = " ".join([PY, str(evil / "hostile_bot.py"), *args])
-        return [REFEREE, "match", bot, str(folder / "other_bot.py"), "--games", "1"]
+        return [*REFEREE, "match", bot, str(folder / "other_bot.py"), "--games", "1"]
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
     def test_a_hard_link_to_a_secret_is_not_copied(self, folder):
@@ -461,7 +461,7 @@ class TestLeagueGoesOn:
         newcomer = "  - {name: evil, file: ../evil/hostile_bot.py, args: [steal, secret.key]}"
         path = self.league(folder, [*regulars, newcomer], 6)
         done = subprocess.run(
-            [REFEREE, "tourney", "--quiet", str(path)], capture_output=True, text=True, timeout=300
+            [*REFEREE, "tourney", "--quiet", str(path)], capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stderr
         assert "bot evil is left out of this run" in done.stderr
