@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -387,6 +388,25 @@ class TestHostileFolders:
         secret.chmod(0o644)  # a file its owner could read anyway is copied
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
+    def test_a_file_its_acl_keeps_from_the_owner_is_not_copied(self, folder):
+        """A hard link to a file whose mode bits say anyone may read it but whose ACL denies
+        the competitor: the kernel, asked as the competitor, decides (not the mode bits)."""
+        secret = folder / "notes.txt"
+        secret.write_text("the organiser's notes")
+        secret.chmod(0o644)
+        command = self.competitor(folder, "steal", "notes.txt")
+        entries = [(1, 6, 0xFFFFFFFF), (2, 0, STRANGER), (4, 4, 0xFFFFFFFF)]
+        entries += [(0x10, 4, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)]  # mask r, other r
+        acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+        os.setxattr(secret, "system.posix_acl_access", acl)
+        assert secret.stat().st_mode & 0o777 == 0o644
+        os.link(secret, folder / "evil" / "notes.txt")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "evil/notes.txt is a file that the owner of the bot's folder" in done.stderr
+        assert "the organiser's notes" not in done.stdout + done.stderr
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
     def test_a_sparse_file_counts_whole(self, folder):
