@@ -56,6 +56,7 @@ __all__ = [
     "STAGE_LIMIT_BYTES",
     "STAGE_LIMIT_TOTAL_BYTES",
     "STAGE_LIMIT_FILES",
+    "STAGE_MAX_MB",
 ]
 
 #: the most a bot's copy may hold (apparent file sizes summed: a sparse file counts whole), the
@@ -63,6 +64,8 @@ __all__ = [
 STAGE_LIMIT_BYTES = 512 << 20
 STAGE_LIMIT_TOTAL_BYTES = 2 << 30
 STAGE_LIMIT_FILES = 50_000
+#: the largest ``staging.bot_mb``/``total_mb`` taken (1 TiB of bots' files is a typo)
+STAGE_MAX_MB = 1 << 20
 _KEY_NAME = "key"
 
 
