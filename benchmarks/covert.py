@@ -25,6 +25,15 @@ bits decoded against it give the error rate. Channels:
   read of that page (a cached page is read in microseconds, another from the disk): the
   channel by which a bot's process of one rotation would tell the next one a deal.
 
+``--table``: the same CPU contention channel where it matters, between two colluding bots at
+one real table, played by the real referee (``play_match``, the default bwrap sandbox): the
+sender spends each of its passes and bids busy in two processes for a one (and keeps them busy
+for the same time after it answers, before the referee notices it computing at rest), idle for
+a zero; the receiver counts loops for the same time in each of its passes and bids. Measured
+with ``ponder`` off (the default: the referee freezes a bot that owes no decision and asks
+simultaneous decisions one seat at a time) and on (a trusted opt-in: the bots of a pass or a
+bid compute at once, as every bot did before). Bits per second there are per second of play.
+
 Figures are raw bits per second (one bit per slot), the error rate, and the capacity of a
 binary symmetric channel with that error rate (``bits/s * (1 - H(error))``): what an attacker
 with coding could carry; ``static`` when the receiver's figure never moved (the sandbox shows
@@ -33,6 +42,7 @@ work on the machine is noise for every channel.
 
     python benchmarks/covert.py [--bits N] [--channels cpu,threads,files,memory,sysinfo,...]
                                 [--slots-ms 10,25,50,100] [--seed K]
+    python benchmarks/covert.py --table [--bits N] [--seed K]
 """
 
 from __future__ import annotations
@@ -202,6 +212,90 @@ def _receiver(channel: str, slot: float, start: float, count: int, target: str) 
         os.write(1, f"SLOT {index} {value}\n".encode())
 
 
+def _table_bot(role: str, bits: str, slot: float) -> None:
+    """A colluding bot at a real table (raw protocol, first legal move): see ``--table``."""
+    import msgpack
+    import zmq
+
+    sock = zmq.Context().socket(zmq.DEALER)
+    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
+    sock.send(
+        msgpack.packb({"type": "hello", "protocol": 1, "secret": os.environ["OHSEVEN_SECRET"]})
+    )
+    sock.recv()
+    index = 0
+    while True:
+        message = msgpack.unpackb(sock.recv())
+        if message["type"] == "shutdown":
+            return
+        if message["type"] != "request":
+            continue
+        legal = message["legal"]
+        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+        if message["kind"] in ("pass", "bid") and index < len(bits):
+            until = time.time() + slot
+            if role == "receiver":
+                loops = 0
+                while time.time() < until:
+                    loops += 1
+                os.write(1, f"SLOT {index} {-loops}\n".encode())
+            elif bits[index] == "1":
+                if os.fork() == 0:  # busy on until a slot after the answer
+                    while time.time() < until + slot:
+                        pass
+                    os._exit(0)
+                while time.time() < until:
+                    pass
+            else:
+                time.sleep(slot)
+            index += 1
+        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+
+
+def measure_table(
+    payload: list[int], ponder: bool, slot_ms: int = 20
+) -> tuple[float, float, float]:
+    """(bits/s of play, error rate, capacity bits/s) of CPU contention between two bots at one
+    real table (``--table``)."""
+    from ohseven.core.rules import Rules
+    from ohseven.referee.play.match import play_match
+    from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
+    from ohseven.referee.sandbox.settings import SandboxConfig
+
+    bits = "".join(map(str, PREAMBLE + payload))
+    here = os.path.abspath(__file__)
+    roles = ("sender", "receiver")
+    games = 1
+    while True:
+        spec = MatchSpec(
+            match_id="covert",
+            rules=Rules.make("oh-seven"),
+            bots=tuple(
+                BotSpec(role, (sys.executable, here, "--table-bot", role, bits, str(slot_ms)))
+                for role in roles
+            ),
+            seatings=tuple(((0, 1), (1, 0))[g % 2] for g in range(games)),
+            seeds=tuple(range(1, games + 1)),
+            time_control=TimeControl(move_seconds=1.0, bank_seconds=5.0, start_seconds=10.0),
+        )
+        began = time.monotonic()
+        result = play_match(spec, sandbox=SandboxConfig(mode="bwrap", ponder=ponder))
+        seconds = time.monotonic() - began
+        values = {
+            int(index): float(value)
+            for line in result.logs["receiver"].splitlines()
+            if line.startswith("SLOT ")
+            for index, value in [line.split()[1:]]
+        }
+        if len(values) == len(bits):
+            break
+        games *= 2  # not enough passes and bids yet for the message
+    return _decoded(values, payload, len(bits) / seconds)
+
+
 # --------------------------------------------------------------------------- the referee side
 
 
@@ -262,8 +356,16 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
             values[int(index)] = float(value)
     if len(values) != len(bits):
         raise RuntimeError(f"{channel}: the receiver reported {len(values)} of {len(bits)}:\n{log}")
+    return _decoded(values, payload, 1 / slot)
+
+
+def _decoded(
+    values: dict[int, float], payload: list[int], rate: float
+) -> tuple[float, float, float]:
+    """(bits/s, error rate, capacity bits/s) of the receiver's ``values`` per slot (preamble
+    first) decoded against ``payload``; the error rate is NaN when the figure never moved."""
     if len(set(values.values())) == 1:  # the figure never moved: it carries nothing
-        return 1 / slot, math.nan, 0.0
+        return rate, math.nan, 0.0
     ones = sorted(values[i] for i, b in enumerate(PREAMBLE) if b)
     zeros = sorted(values[i] for i, b in enumerate(PREAMBLE) if not b)
     # between the medians: one slot the machine stalled moves no threshold
@@ -272,7 +374,6 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
     sign = 1 if high > low else -1
     decoded = [int(sign * (values[len(PREAMBLE) + i] - threshold) > 0) for i in range(len(payload))]
     errors = sum(a != b for a, b in zip(decoded, payload, strict=True)) / len(payload)
-    rate = 1 / slot
     return rate, errors, rate * (1 - _entropy(errors))
 
 
@@ -304,8 +405,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--channels", default=",".join(DEFAULT_SLOTS))
     parser.add_argument("--slots-ms", default=None, help="slot lengths (default: per channel)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--table", action="store_true", help="CPU contention between two bots at a real table"
+    )
     parser.add_argument("--role", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--table-bot", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.table_bot:
+        role, bits, slot_ms = args.table_bot
+        _table_bot(role, bits, int(slot_ms) / 1000)
+        return 0
     if args.role:
         role, channel, slot, start, extra, target = args.role
         if role == "sender":
@@ -316,6 +425,14 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     with open("/proc/loadavg") as handle:
         print(f"load average at the start: {handle.read().split()[0]} on {os.cpu_count()} cores")
+    if args.table:
+        print(f"{'at a table':<26} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
+        for ponder in (False, True):
+            payload = [rng.randrange(2) for _ in range(args.bits)]
+            rate, errors, capacity = measure_table(payload, ponder)
+            label = "ponder on (trusted only)" if ponder else "ponder off (the default)"
+            print(f"{label:<26} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f}")
+        return 0
     print(f"{'channel':<8} {'slot ms':>7} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
     for channel in args.channels.split(","):
         slots = DEFAULT_SLOTS[channel]

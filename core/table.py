@@ -8,7 +8,8 @@ sockets. Each seat is behind a link:
   links of the tests) is sent its request and answers later: the table waits on its
   :class:`Transport`, which hands each reply to :meth:`Table.answer` or a fault to
   :meth:`Table.fault`. All asynchronous seats to act are asked at once (simultaneous
-  decisions), each with its own deadline (``move_seconds`` plus its bank);
+  decisions), each with its own deadline (``move_seconds`` plus its bank), or with
+  ``one_at_a_time`` one after another (each answer before the next seat is asked);
 - a *synchronous* link (an SDK bot in-process, ``check-bot``'s scripted opponents) answers
   inside :meth:`Link.send`. It is asked only when no asynchronous request is outstanding, so
   in-process seats move after the remote ones, whatever their speed: the same game every run.
@@ -209,6 +210,7 @@ class Table:
         clock: Callable[[], float] = time.monotonic,
         first_id: int = 1,
         on_move: OnMove | None = None,
+        one_at_a_time: bool = False,
     ) -> None:
         if len(links) != game.players:
             raise ValueError(f"{len(links)} links for a game of {game.players} players")
@@ -222,6 +224,10 @@ class Table:
         self.clock = clock
         self.next_id = first_id  # the id of the next request (the caller reads it back)
         self.on_move = on_move
+        #: ask simultaneous decisions (Oh-Seven's passes and bids) one seat after another, so
+        #: that no two bots compute at once (the referee freezes a bot that owes no decision:
+        #: then no bot can time another's work)
+        self.one_at_a_time = one_at_a_time
         self.outstanding: dict[int, Request] = {}
         self.faults: list[Fault] = []
         #: the moves played at this table (a fault names the move it cost, counted from 1)
@@ -317,11 +323,14 @@ class Table:
         has_sync = any(sync)
         clock = self.clock
         request_for = self._request
+        one_at_a_time = self.one_at_a_time
         while not game.is_over and not self.stopped:
             acted = False
             for seat in game.to_act:
                 if seat in outstanding or sync[seat]:
                     continue
+                if one_at_a_time and outstanding:
+                    break
                 link = links[seat]
                 if not link.usable():
                     self._fall_back(seat)
