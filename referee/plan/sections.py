@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from ohseven.core.rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
+from ohseven.core.rules import GAMES, OPTIONS, PLAYER_RANGE, InvalidRulesError, Rules
 from ohseven.referee.plan.config import (
     CLUSTER_BOTS,
     DEAL_MODES,
@@ -287,6 +287,8 @@ def read_rules(reader: Reader, data: dict, game: str | None) -> Rules | None:
     rules = None
     options = _section(reader, data, "rules")
     if game is not None:
+        for key, (default, _) in OPTIONS[game].items():
+            reader.defaults[f"rules.{key}"] = default
         for key, value in options.items():
             try:
                 Rules.make(game, {key: value})

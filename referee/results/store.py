@@ -337,6 +337,7 @@ class Store:
         if existing is not None:
             if accept is not None:
                 accept(self.meta())
+            existing = self.digest  # ``accept`` may renew it
             if existing != digest:
                 raise StoreError(
                     f"{self.path} holds another tournament (config digest {existing}, "
