@@ -25,6 +25,15 @@ bits decoded against it give the error rate. Channels:
   read of that page (a cached page is read in microseconds, another from the disk): the
   channel by which a bot's process of one rotation would tell the next one a deal.
 
+- ``table``: not two bare sandboxes but two colluding bots at a real table (Oh-Seven, with two
+  copies of the example random bot), through the real referee (``play_match``, the default
+  sandbox settings): the sender burns CPU in the slots of a one whenever it can run, the
+  receiver times its own loop whenever it owes a decision (``tests/bots/colluder.py``, the pair
+  of the test ``test_cgroups.py::TestCollusion``). The payload repeats; only the slots the
+  receiver saw count, and its rate is those slots per second of play. ``--code DIR`` measures
+  the same beside it with another checkout (``DIR/.venv/bin/python``: its referee and its
+  scheduling), in the same run; the ``overlap`` column is how long the two ran at once.
+
 Figures are raw bits per second (one bit per slot), the error rate, and the capacity of a
 binary symmetric channel with that error rate (``bits/s * (1 - H(error))``): what an attacker
 with coding could carry; ``static`` when the receiver's figure never moved (the sandbox shows
@@ -32,17 +41,19 @@ a fixed value: then the error rate would only be the share of ones in the payloa
 work on the machine is noise for every channel.
 
     python benchmarks/covert.py [--bits N] [--channels cpu,threads,files,memory,sysinfo,...]
-                                [--slots-ms 10,25,50,100] [--seed K]
+                                [--slots-ms 10,25,50,100] [--seed K] [--games N] [--code DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import os
 import random
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -61,6 +72,7 @@ DEFAULT_SLOTS = {
     "pressure": (100, 250),
     "cpuinfo": (100, 250),
     "pagecache": (5, 25),
+    "table": (25, 100),
 }
 #: what the sender does for each channel: busy processes, threads, open files, memory, reads
 _SENDS = {
@@ -276,6 +288,99 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
     return rate, errors, rate * (1 - _entropy(errors))
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLLUDER = os.path.join(HERE, os.pardir, "tests", "bots", "colluder.py")
+RANDOM_BOT = os.path.join(HERE, os.pardir, "example_bots", "random_bot.py")
+
+
+def at_table(slot_ms: int, payload: list[int], games: int) -> dict:
+    """The ``table`` channel: two colluders at one real table (with this interpreter's
+    referee). Returns the slots the receiver saw, their errors, the seconds of play and how
+    long the two bots ran at once."""
+    from ohseven.core.rules import Rules
+    from ohseven.referee.play.match import play_match
+    from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
+    from ohseven.referee.sandbox.settings import Limits, SandboxConfig
+
+    slot, start, bits = slot_ms / 1000, time.time(), "".join(map(str, payload))
+    colluder = (sys.executable, os.path.abspath(COLLUDER))
+    spec = MatchSpec(
+        match_id="covert",
+        rules=Rules.make("oh-seven"),
+        bots=(
+            BotSpec("send", (*colluder, "send", str(slot), str(start), bits)),
+            BotSpec("receive", (*colluder, "receive", str(slot), str(start))),
+            BotSpec("random2", (sys.executable, os.path.abspath(RANDOM_BOT))),
+            BotSpec("random3", (sys.executable, os.path.abspath(RANDOM_BOT))),
+        ),
+        seatings=((0, 1, 2, 3),) * games,
+        seeds=tuple(range(1, games + 1)),
+        time_control=TimeControl(move_seconds=1.0, bank_seconds=5.0),
+    )
+    # the default settings; only more of the bots' output is kept (their measurements)
+    result = play_match(spec, sandbox=SandboxConfig(limits=Limits(log_bytes=4 << 20)))
+    faults = [fault for record in result.games for fault in record.faults]
+    if faults:
+        raise RuntimeError(f"table: faults in the match: {faults[:3]}")
+    logs = result.logs
+    values = {
+        int(index): float(rate)
+        for _, index, rate in (
+            line.split() for line in logs["receive"].splitlines() if line.startswith("SLOT ")
+        )
+    }
+    runs = {
+        name: [
+            (float(a), float(b))
+            for _, a, b in (line.split() for line in logs[name].splitlines() if line[:4] == "RUN ")
+        ]
+        for name in ("send", "receive")
+    }
+    both = sum(max(0.0, min(b, d) - max(a, c)) for a, b in runs["send"] for c, d in runs["receive"])
+    seconds = sum(record.seconds for record in result.games)
+    ones = sorted(v for i, v in values.items() if payload[i % len(payload)])
+    zeros = sorted(v for i, v in values.items() if not payload[i % len(payload)])
+    errors = 0
+    if ones and zeros:  # fewer loops when the sender burns beside the receiver: a one
+        threshold = (ones[len(ones) // 2] + zeros[len(zeros) // 2]) / 2
+        sign = 1 if ones[len(ones) // 2] > zeros[len(zeros) // 2] else -1
+        errors = sum(
+            int(sign * (v - threshold) > 0) != payload[i % len(payload)] for i, v in values.items()
+        )
+    else:
+        errors = len(values) // 2  # one kind of bit only: the receiver can but guess
+    return {"slots": len(values), "errors": errors, "seconds": seconds, "overlap": both}
+
+
+def at_table_in(code: str, slot_ms: int, payload: list[int], games: int) -> dict:
+    """:func:`at_table` with ``code``'s referee (its own interpreter and install)."""
+    python = os.path.join(code, ".venv", "bin", "python")
+    if not os.access(python, os.X_OK):
+        raise SystemExit(f"--code {code}: no {python}")
+    out = subprocess.run(
+        [python, os.path.abspath(__file__), "--table-child", str(slot_ms), json.dumps(payload)]
+        + [str(games)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=code,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"--code {code}: the match failed:\n{out.stderr[-4000:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _table_row(label: str, found: dict) -> str:
+    seen, seconds = found["slots"], max(found["seconds"], 1e-9)
+    error = found["errors"] / seen if seen else 0.5
+    rate = seen / seconds
+    capacity = rate * (1 - _entropy(error))
+    return (
+        f"{label:<16} {rate:>7.1f} {error:>7.1%} {capacity:>16.2f}   "
+        f"overlap {found['overlap'] * 1000:.1f} ms in {seconds:.1f} s of play"
+    )
+
+
 def _evicted(pages: int) -> str:
     """The largest file under /usr/share (data that nothing here reads; a large program under
     /usr/lib may be running), its pages evicted from the page cache (the attacker's best case:
@@ -304,8 +409,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--channels", default=",".join(DEFAULT_SLOTS))
     parser.add_argument("--slots-ms", default=None, help="slot lengths (default: per channel)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--games", type=int, default=2, help="games per match (table)")
+    parser.add_argument(
+        "--code", action="append", default=[], help="another checkout measured beside (table)"
+    )
     parser.add_argument("--role", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--table-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.table_child:
+        slot_ms, payload, games = args.table_child
+        print(json.dumps(at_table(int(slot_ms), json.loads(payload), int(games))))
+        return 0
     if args.role:
         role, channel, slot, start, extra, target = args.role
         if role == "sender":
@@ -323,6 +437,18 @@ def main(argv: list[str] | None = None) -> int:
             slots = tuple(int(x) for x in args.slots_ms.split(","))
         for slot_ms in slots:
             payload = [rng.randrange(2) for _ in range(args.bits)]
+            if channel == "table":
+                try:
+                    found = at_table(slot_ms, payload, args.games)
+                    print(_table_row(f"table {slot_ms:>10}", found))
+                    for code in args.code:
+                        found = at_table_in(code, slot_ms, payload, args.games)
+                        name = os.path.basename(os.path.normpath(code))
+                        print(_table_row(f"  {name} {slot_ms:>5}", found))
+                except RuntimeError as error:
+                    print(f"{channel:<8} {slot_ms:>7}  failed: {str(error).splitlines()[0]}")
+                sys.stdout.flush()
+                continue
             try:
                 found = measure(channel, slot_ms, payload)
             except RuntimeError as error:  # a receiver the loaded machine held back

@@ -8,7 +8,9 @@ sockets. Each seat is behind a link:
   links of the tests) is sent its request and answers later: the table waits on its
   :class:`Transport`, which hands each reply to :meth:`Table.answer` or a fault to
   :meth:`Table.fault`. All asynchronous seats to act are asked at once (simultaneous
-  decisions), each with its own deadline (``move_seconds`` plus its bank);
+  decisions), each with its own deadline (``move_seconds`` plus its bank), or with ``serial``
+  one after the other, in seat order (each with its own clock, started when it is asked: no
+  two bots need run at once);
 - a *synchronous* link (an SDK bot in-process, ``check-bot``'s scripted opponents) answers
   inside :meth:`Link.send`. It is asked only when no asynchronous request is outstanding, so
   in-process seats move after the remote ones, whatever their speed: the same game every run.
@@ -209,6 +211,7 @@ class Table:
         clock: Callable[[], float] = time.monotonic,
         first_id: int = 1,
         on_move: OnMove | None = None,
+        serial: bool = False,
     ) -> None:
         if len(links) != game.players:
             raise ValueError(f"{len(links)} links for a game of {game.players} players")
@@ -233,6 +236,8 @@ class Table:
             for seat in range(game.players)
         ]
         self._sync = [bool(link.synchronous) for link in self.links]
+        #: at most one asynchronous request out at a time (a simultaneous set asked in turn)
+        self.serial = serial
 
     # -- what links and transports call
 
@@ -317,11 +322,14 @@ class Table:
         has_sync = any(sync)
         clock = self.clock
         request_for = self._request
+        serial = self.serial
         while not game.is_over and not self.stopped:
             acted = False
             for seat in game.to_act:
                 if seat in outstanding or sync[seat]:
                     continue
+                if serial and outstanding:
+                    break
                 link = links[seat]
                 if not link.usable():
                     self._fall_back(seat)
