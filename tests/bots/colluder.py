@@ -2,7 +2,9 @@
 
 Written against PROTOCOL.md (no SDK). ``colluder.py ROLE SLOT_S START [BITS]``; it plays the
 first legal move (the first ``count`` cards of a pass) after thinking ``THINK_MS``
-(environment, default 30 ms) in each decision. Time is cut into slots of ``SLOT_S`` seconds
+(environment, default 30 ms) in each play, and ``SET_THINK_MS`` (default 300 ms) in each pass
+and bid (Oh-Seven's simultaneous decisions, where both colluders are asked at the same time
+unless the referee asks one at a time). Time is cut into slots of ``SLOT_S`` seconds
 from ``START`` (the machine's clock, which both bots read); slot ``i`` carries bit
 ``BITS[i % len(BITS)]``.
 
@@ -28,6 +30,7 @@ import zmq
 ROLE, SLOT, START = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 BITS = sys.argv[4] if len(sys.argv) > 4 else "1"
 THINK = float(os.environ.get("THINK_MS", "30")) / 1000
+SET_THINK = float(os.environ.get("SET_THINK_MS", "300")) / 1000
 GAP = 0.0003  # a longer break between two clock reads: the loop did not run meanwhile
 RUNS = "/tmp/runs"  # the scratch: the busy processes' stretches, one file each
 
@@ -119,7 +122,7 @@ def main():
             first = time.time()
         legal = message["legal"]
         move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
-        time.sleep(THINK)
+        time.sleep(SET_THINK if message["kind"] in ("pass", "bid") else THINK)
         counter.owing = False
         last = time.time()
         sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
