@@ -25,14 +25,14 @@ bits decoded against it give the error rate. Channels:
   read of that page (a cached page is read in microseconds, another from the disk): the
   channel by which a bot's process of one rotation would tell the next one a deal.
 
-- ``table``: not two bare sandboxes but two colluding bots at a real table (Oh-Seven, with two
-  copies of the example random bot), through the real referee (``play_match``, the default
-  sandbox settings): the sender burns CPU in the slots of a one whenever it can run, the
-  receiver times its own loop whenever it owes a decision (``tests/bots/colluder.py``, the pair
-  of the test ``test_cgroups.py::TestCollusion``). The payload repeats; only the slots the
-  receiver saw count, and its rate is those slots per second of play. ``--code DIR`` measures
-  the same beside it with another checkout (``DIR/.venv/bin/python``: its referee and its
-  scheduling), in the same run; the ``overlap`` column is how long the two ran at once.
+``--table``: the same CPU contention channel where it matters, between two colluding bots at
+one real table, played by the real referee (``play_match``, the default bwrap sandbox): the
+sender spends each of its passes and bids busy in two processes for a one (and keeps them busy
+for the same time after it answers, before the referee notices it computing at rest), idle for
+a zero; the receiver counts loops for the same time in each of its passes and bids. Measured
+with ``ponder`` off (the default: the referee freezes a bot that owes no decision and asks
+simultaneous decisions one seat at a time) and on (a trusted opt-in: the bots of a pass or a
+bid compute at once, as every bot did before). Bits per second there are per second of play.
 
 Figures are raw bits per second (one bit per slot), the error rate, and the capacity of a
 binary symmetric channel with that error rate (``bits/s * (1 - H(error))``): what an attacker
@@ -41,19 +41,18 @@ a fixed value: then the error rate would only be the share of ones in the payloa
 work on the machine is noise for every channel.
 
     python benchmarks/covert.py [--bits N] [--channels cpu,threads,files,memory,sysinfo,...]
-                                [--slots-ms 10,25,50,100] [--seed K] [--games N] [--code DIR]
+                                [--slots-ms 10,25,50,100] [--seed K]
+    python benchmarks/covert.py --table [--bits N] [--seed K]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import random
 import stat
-import subprocess
 import sys
 import tempfile
 import threading
@@ -72,7 +71,6 @@ DEFAULT_SLOTS = {
     "pressure": (100, 250),
     "cpuinfo": (100, 250),
     "pagecache": (5, 25),
-    "table": (25, 100),
 }
 #: what the sender does for each channel: busy processes, threads, open files, memory, reads
 _SENDS = {
@@ -214,6 +212,90 @@ def _receiver(channel: str, slot: float, start: float, count: int, target: str) 
         os.write(1, f"SLOT {index} {value}\n".encode())
 
 
+def _table_bot(role: str, bits: str, slot: float) -> None:
+    """A colluding bot at a real table (raw protocol, first legal move): see ``--table``."""
+    import msgpack
+    import zmq
+
+    sock = zmq.Context().socket(zmq.DEALER)
+    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
+    sock.send(
+        msgpack.packb({"type": "hello", "protocol": 1, "secret": os.environ["OHSEVEN_SECRET"]})
+    )
+    sock.recv()
+    index = 0
+    while True:
+        message = msgpack.unpackb(sock.recv())
+        if message["type"] == "shutdown":
+            return
+        if message["type"] != "request":
+            continue
+        legal = message["legal"]
+        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+        if message["kind"] in ("pass", "bid") and index < len(bits):
+            until = time.time() + slot
+            if role == "receiver":
+                loops = 0
+                while time.time() < until:
+                    loops += 1
+                os.write(1, f"SLOT {index} {-loops}\n".encode())
+            elif bits[index] == "1":
+                if os.fork() == 0:  # busy on until a slot after the answer
+                    while time.time() < until + slot:
+                        pass
+                    os._exit(0)
+                while time.time() < until:
+                    pass
+            else:
+                time.sleep(slot)
+            index += 1
+        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+
+
+def measure_table(
+    payload: list[int], ponder: bool, slot_ms: int = 20
+) -> tuple[float, float, float]:
+    """(bits/s of play, error rate, capacity bits/s) of CPU contention between two bots at one
+    real table (``--table``)."""
+    from ohseven.core.rules import Rules
+    from ohseven.referee.play.match import play_match
+    from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
+    from ohseven.referee.sandbox.settings import SandboxConfig
+
+    bits = "".join(map(str, PREAMBLE + payload))
+    here = os.path.abspath(__file__)
+    roles = ("sender", "receiver")
+    games = 1
+    while True:
+        spec = MatchSpec(
+            match_id="covert",
+            rules=Rules.make("oh-seven"),
+            bots=tuple(
+                BotSpec(role, (sys.executable, here, "--table-bot", role, bits, str(slot_ms)))
+                for role in roles
+            ),
+            seatings=tuple(((0, 1), (1, 0))[g % 2] for g in range(games)),
+            seeds=tuple(range(1, games + 1)),
+            time_control=TimeControl(move_seconds=1.0, bank_seconds=5.0, start_seconds=10.0),
+        )
+        began = time.monotonic()
+        result = play_match(spec, sandbox=SandboxConfig(mode="bwrap", ponder=ponder))
+        seconds = time.monotonic() - began
+        values = {
+            int(index): float(value)
+            for line in result.logs["receiver"].splitlines()
+            if line.startswith("SLOT ")
+            for index, value in [line.split()[1:]]
+        }
+        if len(values) == len(bits):
+            break
+        games *= 2  # not enough passes and bids yet for the message
+    return _decoded(values, payload, len(bits) / seconds)
+
+
 # --------------------------------------------------------------------------- the referee side
 
 
@@ -274,8 +356,16 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
             values[int(index)] = float(value)
     if len(values) != len(bits):
         raise RuntimeError(f"{channel}: the receiver reported {len(values)} of {len(bits)}:\n{log}")
+    return _decoded(values, payload, 1 / slot)
+
+
+def _decoded(
+    values: dict[int, float], payload: list[int], rate: float
+) -> tuple[float, float, float]:
+    """(bits/s, error rate, capacity bits/s) of the receiver's ``values`` per slot (preamble
+    first) decoded against ``payload``; the error rate is NaN when the figure never moved."""
     if len(set(values.values())) == 1:  # the figure never moved: it carries nothing
-        return 1 / slot, math.nan, 0.0
+        return rate, math.nan, 0.0
     ones = sorted(values[i] for i, b in enumerate(PREAMBLE) if b)
     zeros = sorted(values[i] for i, b in enumerate(PREAMBLE) if not b)
     # between the medians: one slot the machine stalled moves no threshold
@@ -284,101 +374,7 @@ def measure(channel: str, slot_ms: int, payload: list[int]) -> tuple[float, floa
     sign = 1 if high > low else -1
     decoded = [int(sign * (values[len(PREAMBLE) + i] - threshold) > 0) for i in range(len(payload))]
     errors = sum(a != b for a, b in zip(decoded, payload, strict=True)) / len(payload)
-    rate = 1 / slot
     return rate, errors, rate * (1 - _entropy(errors))
-
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-COLLUDER = os.path.join(HERE, os.pardir, "tests", "bots", "colluder.py")
-RANDOM_BOT = os.path.join(HERE, os.pardir, "example_bots", "random_bot.py")
-
-
-def at_table(slot_ms: int, payload: list[int], games: int) -> dict:
-    """The ``table`` channel: two colluders at one real table (with this interpreter's
-    referee). Returns the slots the receiver saw, their errors, the seconds of play and how
-    long the two bots ran at once."""
-    from ohseven.core.rules import Rules
-    from ohseven.referee.play.match import play_match
-    from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
-    from ohseven.referee.sandbox.settings import Limits, SandboxConfig
-
-    slot, start, bits = slot_ms / 1000, time.time(), "".join(map(str, payload))
-    colluder = (sys.executable, os.path.abspath(COLLUDER))
-    spec = MatchSpec(
-        match_id="covert",
-        rules=Rules.make("oh-seven"),
-        bots=(
-            BotSpec("send", (*colluder, "send", str(slot), str(start), bits)),
-            BotSpec("receive", (*colluder, "receive", str(slot), str(start))),
-            BotSpec("random2", (sys.executable, os.path.abspath(RANDOM_BOT))),
-            BotSpec("random3", (sys.executable, os.path.abspath(RANDOM_BOT))),
-        ),
-        seatings=((0, 1, 2, 3),) * games,
-        seeds=tuple(range(1, games + 1)),
-        time_control=TimeControl(move_seconds=1.0, bank_seconds=5.0),
-    )
-    # the default settings; only more of the bots' output is kept (their measurements)
-    result = play_match(spec, sandbox=SandboxConfig(limits=Limits(log_bytes=4 << 20)))
-    faults = [fault for record in result.games for fault in record.faults]
-    if faults:
-        raise RuntimeError(f"table: faults in the match: {faults[:3]}")
-    logs = result.logs
-    values = {
-        int(index): float(rate)
-        for _, index, rate in (
-            line.split() for line in logs["receive"].splitlines() if line.startswith("SLOT ")
-        )
-    }
-    runs = {
-        name: [
-            (float(a), float(b))
-            for _, a, b in (line.split() for line in logs[name].splitlines() if line[:4] == "RUN ")
-        ]
-        for name in ("send", "receive")
-    }
-    both = sum(max(0.0, min(b, d) - max(a, c)) for a, b in runs["send"] for c, d in runs["receive"])
-    seconds = sum(record.seconds for record in result.games)
-    ones = sorted(v for i, v in values.items() if payload[i % len(payload)])
-    zeros = sorted(v for i, v in values.items() if not payload[i % len(payload)])
-    errors = 0
-    if ones and zeros:  # fewer loops when the sender burns beside the receiver: a one
-        threshold = (ones[len(ones) // 2] + zeros[len(zeros) // 2]) / 2
-        sign = 1 if ones[len(ones) // 2] > zeros[len(zeros) // 2] else -1
-        errors = sum(
-            int(sign * (v - threshold) > 0) != payload[i % len(payload)] for i, v in values.items()
-        )
-    else:
-        errors = len(values) // 2  # one kind of bit only: the receiver can but guess
-    return {"slots": len(values), "errors": errors, "seconds": seconds, "overlap": both}
-
-
-def at_table_in(code: str, slot_ms: int, payload: list[int], games: int) -> dict:
-    """:func:`at_table` with ``code``'s referee (its own interpreter and install)."""
-    python = os.path.join(code, ".venv", "bin", "python")
-    if not os.access(python, os.X_OK):
-        raise SystemExit(f"--code {code}: no {python}")
-    out = subprocess.run(
-        [python, os.path.abspath(__file__), "--table-child", str(slot_ms), json.dumps(payload)]
-        + [str(games)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=code,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"--code {code}: the match failed:\n{out.stderr[-4000:]}")
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
-def _table_row(label: str, found: dict) -> str:
-    seen, seconds = found["slots"], max(found["seconds"], 1e-9)
-    error = found["errors"] / seen if seen else 0.5
-    rate = seen / seconds
-    capacity = rate * (1 - _entropy(error))
-    return (
-        f"{label:<16} {rate:>7.1f} {error:>7.1%} {capacity:>16.2f}   "
-        f"overlap {found['overlap'] * 1000:.1f} ms in {seconds:.1f} s of play"
-    )
 
 
 def _evicted(pages: int) -> str:
@@ -409,16 +405,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--channels", default=",".join(DEFAULT_SLOTS))
     parser.add_argument("--slots-ms", default=None, help="slot lengths (default: per channel)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--games", type=int, default=2, help="games per match (table)")
     parser.add_argument(
-        "--code", action="append", default=[], help="another checkout measured beside (table)"
+        "--table", action="store_true", help="CPU contention between two bots at a real table"
     )
     parser.add_argument("--role", nargs=6, help=argparse.SUPPRESS)
-    parser.add_argument("--table-child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--table-bot", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.table_child:
-        slot_ms, payload, games = args.table_child
-        print(json.dumps(at_table(int(slot_ms), json.loads(payload), int(games))))
+    if args.table_bot:
+        role, bits, slot_ms = args.table_bot
+        _table_bot(role, bits, int(slot_ms) / 1000)
         return 0
     if args.role:
         role, channel, slot, start, extra, target = args.role
@@ -430,6 +425,14 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     with open("/proc/loadavg") as handle:
         print(f"load average at the start: {handle.read().split()[0]} on {os.cpu_count()} cores")
+    if args.table:
+        print(f"{'at a table':<26} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
+        for ponder in (False, True):
+            payload = [rng.randrange(2) for _ in range(args.bits)]
+            rate, errors, capacity = measure_table(payload, ponder)
+            label = "ponder on (trusted only)" if ponder else "ponder off (the default)"
+            print(f"{label:<26} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f}")
+        return 0
     print(f"{'channel':<8} {'slot ms':>7} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
     for channel in args.channels.split(","):
         slots = DEFAULT_SLOTS[channel]
@@ -437,18 +440,6 @@ def main(argv: list[str] | None = None) -> int:
             slots = tuple(int(x) for x in args.slots_ms.split(","))
         for slot_ms in slots:
             payload = [rng.randrange(2) for _ in range(args.bits)]
-            if channel == "table":
-                try:
-                    found = at_table(slot_ms, payload, args.games)
-                    print(_table_row(f"table {slot_ms:>10}", found))
-                    for code in args.code:
-                        found = at_table_in(code, slot_ms, payload, args.games)
-                        name = os.path.basename(os.path.normpath(code))
-                        print(_table_row(f"  {name} {slot_ms:>5}", found))
-                except RuntimeError as error:
-                    print(f"{channel:<8} {slot_ms:>7}  failed: {str(error).splitlines()[0]}")
-                sys.stdout.flush()
-                continue
             try:
                 found = measure(channel, slot_ms, payload)
             except RuntimeError as error:  # a receiver the loaded machine held back

@@ -8,9 +8,8 @@ sockets. Each seat is behind a link:
   links of the tests) is sent its request and answers later: the table waits on its
   :class:`Transport`, which hands each reply to :meth:`Table.answer` or a fault to
   :meth:`Table.fault`. All asynchronous seats to act are asked at once (simultaneous
-  decisions), each with its own deadline (``move_seconds`` plus its bank), or with ``serial``
-  one after the other, in seat order (each with its own clock, started when it is asked: no
-  two bots need run at once);
+  decisions), each with its own deadline (``move_seconds`` plus its bank), or with
+  ``one_at_a_time`` one after another (each answer before the next seat is asked);
 - a *synchronous* link (an SDK bot in-process, ``check-bot``'s scripted opponents) answers
   inside :meth:`Link.send`. It is asked only when no asynchronous request is outstanding, so
   in-process seats move after the remote ones, whatever their speed: the same game every run.
@@ -211,7 +210,7 @@ class Table:
         clock: Callable[[], float] = time.monotonic,
         first_id: int = 1,
         on_move: OnMove | None = None,
-        serial: bool = False,
+        one_at_a_time: bool = False,
     ) -> None:
         if len(links) != game.players:
             raise ValueError(f"{len(links)} links for a game of {game.players} players")
@@ -225,6 +224,10 @@ class Table:
         self.clock = clock
         self.next_id = first_id  # the id of the next request (the caller reads it back)
         self.on_move = on_move
+        #: ask simultaneous decisions (Oh-Seven's passes and bids) one seat after another, so
+        #: that no two bots compute at once (the referee freezes a bot that owes no decision:
+        #: then no bot can time another's work)
+        self.one_at_a_time = one_at_a_time
         self.outstanding: dict[int, Request] = {}
         self.faults: list[Fault] = []
         #: the moves played at this table (a fault names the move it cost, counted from 1)
@@ -236,8 +239,6 @@ class Table:
             for seat in range(game.players)
         ]
         self._sync = [bool(link.synchronous) for link in self.links]
-        #: at most one asynchronous request out at a time (a simultaneous set asked in turn)
-        self.serial = serial
 
     # -- what links and transports call
 
@@ -322,13 +323,13 @@ class Table:
         has_sync = any(sync)
         clock = self.clock
         request_for = self._request
-        serial = self.serial
+        one_at_a_time = self.one_at_a_time
         while not game.is_over and not self.stopped:
             acted = False
             for seat in game.to_act:
                 if seat in outstanding or sync[seat]:
                     continue
-                if serial and outstanding:
+                if one_at_a_time and outstanding:
                     break
                 link = links[seat]
                 if not link.usable():

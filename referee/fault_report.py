@@ -189,13 +189,30 @@ def replay_command(site: FaultSite, bot: str) -> str | None:
     )
 
 
-def _hint(status: str, detail: str) -> str:
-    """What a fault's text alone does not say: which limit a memory error meets."""
-    if "MemoryError" in detail or (status == "limit" and "memory" in detail.lower()):
+#: what runtimes say when an allocation fails (Python, the JVM, C++, Go, glibc, Node.js)
+_OUT_OF_MEMORY = (
+    "MemoryError",
+    "OutOfMemoryError",
+    "std::bad_alloc",
+    "out of memory",
+    "Cannot allocate memory",
+    "pthread_create failed",
+    "heap out of memory",
+)
+
+
+def _hint(status: str, detail: str, tail: str = "") -> str:
+    """What a fault's text alone does not say: which limit a memory error meets (seen in its
+    detail, or in the bot's own output when it did not even start)."""
+    said = detail if status != "no_start" else f"{detail}\n{tail}"
+    if any(words in said for words in _OUT_OF_MEMORY) or (
+        status == "limit" and "memory" in detail.lower()
+    ):
         return (
-            "the sandbox limits a bot's memory, all its processes together (memory_mb, 1024 MB "
-            "by default: sandbox.limits.memory_mb or a bot's limits in a tournament's "
-            "configuration, see docs/CONFIG.md)"
+            "the sandbox limits a bot's memory, all its processes together, and each process's "
+            "address space (memory_mb, 1024 MB by default: `--memory-mb` of match and "
+            "check-bot, `sandbox.memory_mb` or a bot's `limits` in a tournament's "
+            "configuration, see docs/CONFIG.md and docs/BOTS.md)"
         )
     return ""
 
@@ -262,7 +279,7 @@ def render_groups(
         lines.extend(f"    {line}" for line in _detail_lines(first.detail))
         more = group.count - len(group.first)
         lines.extend(f"    {text}" for text in _places(group.first, more))
-        hint = _hint(group.status, first.detail)
+        hint = _hint(group.status, first.detail, tail)
         if hint:
             lines.append(f"    hint: {hint}")
         command = None if bot is None else replay_command(first, bot)

@@ -254,7 +254,7 @@ class TestLifecycle:
             # its hello is in: the bot has started (its burner too) and waits for an answer
             assert router.poll(60_000), bot.log()
             group = bot._cgroup
-            assert group is not None and bot.freezes
+            assert group is not None and group.can_freeze
             bot.freeze()
             assert group.frozen
             deadline = time.monotonic() + 30
@@ -420,6 +420,24 @@ class TestPonder:
         assert len(times) > 20 and statistics.median(times) > 60  # longer than a check period
         assert faults(result, "work0") == []
 
+    @pytest.mark.parametrize("ponder", [False, True])
+    def test_no_two_bots_compute_at_once(self, ponder):
+        """Ponder off: no bot runs while another computes, simultaneous passes and bids
+        included (asked one seat after another), so no bot can time another's work (the CPU
+        contention channel); ponder on: the bots of a pass or a bid compute at once."""
+        bots = [("stamp", "15")] * 3
+        result = play_match(spec(bots), sandbox=SandboxConfig(ponder=ponder))
+        windows = sorted(
+            (int(start), int(end), name, kind)
+            for name, log in result.logs.items()
+            for kind, start, end in reported(log, "stamp")
+        )
+        assert len(windows) > 30 and not any(faults(result, f"stamp{i}") for i in range(3))
+        overlaps = [(a, b) for a, b in zip(windows, windows[1:], strict=False) if b[0] < a[1]]
+        if ponder:
+            assert "bid" in {a[3] for a, _ in overlaps}, overlaps
+        else:
+            assert overlaps == [], overlaps[:3]
 
 COLLUDER = os.path.join(os.path.dirname(__file__), "bots", "colluder.py")
 

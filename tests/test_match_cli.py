@@ -186,3 +186,37 @@ class TestFaultOutput:
         assert words in text.stdout
         if mode == "start":
             assert "noise 49" in text.stdout and "noise 0\n" not in text.stdout
+
+
+class TestLimits:
+    def test_the_limits_a_tournament_sets_apply(self, tmp_path):
+        """``--memory-mb`` bounds the bot as a tournament's ``sandbox.memory_mb`` would (its
+        processes' memory together: a 300 MB bot fails at 200, with the hint, and plays at the
+        default), and
+        ``--stage-mb`` its copied files (refused, the flag named)."""
+        hog = tmp_path / "hog_bot.py"
+        with open(BOT) as source:  # the sandbox shows a bot only its own folder
+            hog.write_text(
+                "held = bytearray(300 << 20)\n"
+                "for i in range(0, len(held), 4096):\n    held[i] = 1\n" + source.read()
+            )
+        common = ("--json", "--games", "1", "--seed", "3", "--move-timeout", "5")
+        killed = referee(*common, "--memory-mb", "200", str(hog), BOT)
+        assert killed.returncode == 1, killed.stderr  # it never started: nothing is its own
+        assert json.loads(killed.stdout)["bots"][0]["faults"] == {"no_start": 1}
+        assert "MemoryError" in killed.stdout, killed.stdout
+        text = referee(*common[1:], "--memory-mb", "200", str(hog), BOT)
+        assert "hint: the sandbox limits a bot's memory" in text.stdout + text.stderr
+        played = referee(*common, str(hog), BOT)
+        assert played.returncode == 0, played.stderr
+        assert json.loads(played.stdout)["bots"][0]["faults"] == {}
+        (tmp_path / "weights.bin").write_bytes(b"x" * (2 << 20))
+        refused = referee(*common, "--stage-mb", "1", str(hog), BOT)
+        assert refused.returncode == 2 and "--stage-mb" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+
+    @pytest.mark.parametrize("flag", ["--memory-mb", "--cpus", "--stage-mb", "--processes"])
+    def test_absurd_limits_are_one_line_errors(self, flag):
+        out = referee(flag, "100000000000000000000", BOT, BOT)
+        assert out.returncode == 2 and f"argument {flag}: expected 1 to" in out.stderr
+        assert "Traceback" not in out.stderr

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not 
 PROBE = os.path.join(os.path.dirname(__file__), "bots", "sandbox_probe.py")
 HOSTILE = os.path.join(os.path.dirname(__file__), "bots", "hostile_bot.py")
 STRANGER = 54321  # the uid of a competitor's folder: no account, not the referee
-REFEREE = shutil.which("ohseven-referee") or "ohseven-referee"
+REFEREE = [sys.executable, "-m", "ohseven.referee.cli"]  # this interpreter's, wherever PATH points
 PY = sys.executable
 
 OTHER_BOT = "from ohseven.sdk import Bot, run\n# the secret strategy of other\nrun(Bot)\n"
@@ -312,7 +313,7 @@ class TestCommandLine:
         paths = [*forbidden(folder), str(folder / "replays")]
         probe = " ".join([PY, str(folder / "sandbox_probe.py"), "spy", "crash", *paths])
         completed = subprocess.run(
-            [REFEREE, "match", probe, str(folder / "other_bot.py"), "--games", "2", "--json"]
+            [*REFEREE, "match", probe, str(folder / "other_bot.py"), "--games", "2", "--json"]
             + ["--replays", str(folder / "replays")],
             capture_output=True,
             text=True,
@@ -328,7 +329,7 @@ class TestCommandLine:
         paths = [*forbidden(folder), str(folder / "replays")]
         probe = " ".join([PY, str(folder / "sandbox_probe.py"), "spy", "crash", *paths])
         completed = subprocess.run(
-            [REFEREE, "check-bot", probe, "--game", "oh-seven", "--json"]
+            [*REFEREE, "check-bot", probe, "--game", "oh-seven", "--json"]
             + ["--replays", str(folder / "replays")],
             capture_output=True,
             text=True,
@@ -369,7 +370,7 @@ class TestHostileFolders:
         os.chown(evil, STRANGER, STRANGER)
         os.chown(evil / "hostile_bot.py", STRANGER, STRANGER)
         bot = " ".join([PY, str(evil / "hostile_bot.py"), *args])
-        return [REFEREE, "match", bot, str(folder / "other_bot.py"), "--games", "1"]
+        return [*REFEREE, "match", bot, str(folder / "other_bot.py"), "--games", "1"]
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
     def test_a_hard_link_to_a_secret_is_not_copied(self, folder):
@@ -387,6 +388,25 @@ class TestHostileFolders:
         secret.chmod(0o644)  # a file its owner could read anyway is copied
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
+    def test_a_file_its_acl_keeps_from_the_owner_is_not_copied(self, folder):
+        """A hard link to a file whose mode bits say anyone may read it but whose ACL denies
+        the competitor: the kernel, asked as the competitor, decides (not the mode bits)."""
+        secret = folder / "notes.txt"
+        secret.write_text("the organiser's notes")
+        secret.chmod(0o644)
+        command = self.competitor(folder, "steal", "notes.txt")
+        entries = [(1, 6, 0xFFFFFFFF), (2, 0, STRANGER), (4, 4, 0xFFFFFFFF)]
+        entries += [(0x10, 4, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)]  # mask r, other r
+        acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+        os.setxattr(secret, "system.posix_acl_access", acl)
+        assert secret.stat().st_mode & 0o777 == 0o644
+        os.link(secret, folder / "evil" / "notes.txt")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "evil/notes.txt is a file that the owner of the bot's folder" in done.stderr
+        assert "the organiser's notes" not in done.stdout + done.stderr
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
     def test_a_sparse_file_counts_whole(self, folder):
@@ -461,7 +481,7 @@ class TestLeagueGoesOn:
         newcomer = "  - {name: evil, file: ../evil/hostile_bot.py, args: [steal, secret.key]}"
         path = self.league(folder, [*regulars, newcomer], 6)
         done = subprocess.run(
-            [REFEREE, "tourney", "--quiet", str(path)], capture_output=True, text=True, timeout=300
+            [*REFEREE, "tourney", "--quiet", str(path)], capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stderr
         assert "bot evil is left out of this run" in done.stderr

@@ -12,6 +12,7 @@ from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
 from ohseven.referee.results import store as store_module
 from ohseven.referee.results.store import (
+    Aggregates,
     DamagedStoreError,
     Store,
     StoreError,
@@ -200,6 +201,28 @@ class TestAggregates:
         assert a.rounds == 7 and a.count("rounds") == 7
         rates = a.rates()
         assert rates["bid_fill_rate"] + rates["overflow_rate"] + rates["underfill_rate"] == 1
+
+    def test_kept_game_by_game_in_any_order_they_are_the_same(self) -> None:
+        """``Aggregates`` (the live leaderboard's) gives ``aggregate`` of the same games
+        whatever the order they are added in, with bots named before their games."""
+        import random
+
+        rng = random.Random(3)
+        records = []
+        for index in range(60):
+            seats = rng.sample("abcde", 3)
+            totals = [rng.randint(0, 20) for _ in seats]
+            faults = [Fault(rng.randrange(3), FaultStatus.TIMEOUT)] if index % 7 == 0 else []
+            counts = {"rounds": 7, "fills": rng.randint(0, 7), "rate": 0.5, "flag": True}
+            stats = {"table": {"rounds": 7}, "seats": [dict(counts) for _ in seats]}
+            records.append(game(f"m{index}", 0, seats, totals, faults, stats))
+        expected = aggregate(records, ["z", "a"])
+        kept = Aggregates(["z"])
+        kept.name("a")
+        for record in rng.sample(records, len(records)):
+            kept.add(record)
+        assert kept.result() == {name: expected[name] for name in kept.result()}
+        assert set(kept.result()) == set(expected)
 
 
 class TestDatabaseErrors:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -200,6 +201,33 @@ class TestSimultaneous:
         assert sorted(statuses(table)) == [(0, FaultStatus.TIMEOUT), (1, FaultStatus.MALFORMED)]
         assert links[0].requests[0].sent == links[1].requests[0].sent == links[2].requests[0].sent
         assert game.is_over
+
+    def test_one_at_a_time_asks_each_seat_after_the_last_answer(self):
+        """``one_at_a_time``: no two requests are ever outstanding (each seat is asked once
+        the previous one answered), and no seat is told another's bid before the set is
+        complete."""
+        game = new_game(OH_SEVEN, 4, 3)
+        outstanding: list[int] = []
+        told_bids: list[int] = []
+
+        def script(request: Request, game: Game) -> Reply:
+            outstanding.append(len(table.outstanding))
+            if request.kind == "bid":
+                events = links[request.seat].events
+                last_round = max(i for i, e in enumerate(events) if e["type"] == "round")
+                told_bids.append(sum(e["type"] == "bid" for e in events[last_round:]))
+            return attrs.evolve(first_legal(request, game), delay=0.1)
+
+        table, links = table_of(game, dict.fromkeys(range(4), script), one_at_a_time=True)
+        table.run()
+        assert game.is_over and table.faults == []
+        assert outstanding and set(outstanding) == {1}
+        assert told_bids and set(told_bids) == {0}
+        first = [link.requests[0].sent for link in links]  # the first passes
+        assert len(set(first)) == 4
+        at_once, _ = table_of(new_game(OH_SEVEN, 4, 3), {})
+        at_once.run()
+        assert len({link.requests[0].sent for link in at_once.links}) == 1
 
 
 class TestSynchronousSeats:

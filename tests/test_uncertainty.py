@@ -11,6 +11,7 @@ from ohseven.core.rules import competition_ranks
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.uncertainty import (
     SETTLED,
+    DealUnits,
     games_to_separate,
     points_intervals,
     superiority,
@@ -50,6 +51,26 @@ class TestPointsIntervals:
             low, high = points_intervals(simulated(rng, 4, 10, False), "abc")["a"]
             hits += low <= 10 <= high
         assert 0.90 <= hits / 200 <= 0.99
+
+    def test_kept_game_by_game_they_are_the_same(self) -> None:
+        """``DealUnits`` (the live leaderboard's) gives ``points_intervals`` exactly, whatever
+        the order and batches the games come in; only the bots with new games are computed
+        again."""
+        rng = random.Random(11)
+        records = simulated(rng, 3, 6, True)
+        units = DealUnits("abcz")
+        shuffled = rng.sample(records, len(records))
+        for start in range(0, len(shuffled), 7):
+            for record in shuffled[start : start + 7]:
+                units.add(record)
+            seen = shuffled[: start + 7]
+            assert units.intervals() == points_intervals(seen, "abcz")
+        assert units.changed == set()
+        units.add(game("t9", 0, 99, "ab", [3, 4]))
+        assert units.changed == {"a", "b"}
+        assert units.intervals(0.5) == points_intervals(
+            [*records, game("t9", 0, 99, "ab", [3, 4])], "abcz", 0.5
+        )
 
     def test_coverage_on_duplicate_deals(self) -> None:
         """With duplicated deals (a shared deal effect) the interval, clustered on the deal,

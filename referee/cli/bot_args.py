@@ -1,6 +1,7 @@
 """The command-line arguments that name bots and what comes with them (``--extra-path``, the
-time control, a printed seed), and how much of a bot's output a fault shows: shared by every
-command that runs bots (``match``, ``check-bot``, ``replay``)."""
+time control, the resource and staging limits, a printed seed), and how much of a bot's output
+a fault shows: shared by every command that runs bots (``match``, ``check-bot``, ``replay``,
+``play``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import shlex
 import shutil
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import attrs
 from ohseven.referee.records import BotSpec, TimeControl
 from ohseven.referee.sandbox.paths import bot_folder, extra_path_problem
+from ohseven.referee.sandbox.settings import LIMIT_MAXIMA, Limits
+from ohseven.referee.sandbox.staging import STAGE_MAX_MB, StageLimits
 from ohseven.referee.secret import random_seed
 from ohseven.referee.terminal import printable
 
@@ -23,6 +27,9 @@ __all__ = [
     "TAIL_LINES",
     "TAIL_CHARS",
     "add_extra_path_argument",
+    "add_limit_arguments",
+    "sandbox_limits",
+    "stage_limits",
     "add_time_control_arguments",
     "announce_seed",
     "bot_specs",
@@ -72,6 +79,76 @@ def extra_paths(
         if problem is not None:
             raise BotArgumentError(f"--extra-path: {problem}")
     return tuple(paths)
+
+
+#: what each limit flag sets (the tournament configuration's key of the same name)
+_LIMIT_HELP = {
+    "memory_mb": "the bot's total memory, all its processes together, and each process's "
+    "address space (a JVM or Go runtime needs more than its heap)",
+    "cpus": "cores the bot may use at most (a fraction allowed)",
+    "cpu_seconds": "CPU seconds of each process for the whole match",
+    "processes": "processes and threads of the bot",
+    "open_files": "open files of each process",
+    "file_size_mb": "the largest file a process may write",
+    "scratch_mb": "the bot's private /tmp",
+    "log_bytes": "how much of the bot's output is kept",
+}
+
+
+def _bounded(most: int, number: type) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = number(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+        if not 0 < value <= most:
+            raise argparse.ArgumentTypeError(f"expected 1 to {most:,}, not {text}")
+        return value
+
+    return parse
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """A flag for each of a bot's resource limits and for the size of its staged copy, as a
+    tournament configuration sets them (``sandbox:`` and ``staging.bot_mb``), so that a bot
+    can be checked as it would play."""
+    group = parser.add_argument_group(
+        "limits", "each bot's resource limits, as a tournament's `sandbox:` section sets them"
+    )
+    defaults = Limits()
+    for key, text in _LIMIT_HELP.items():
+        number = float if key == "cpus" else int
+        group.add_argument(
+            "--" + key.replace("_", "-"),
+            type=_bounded(LIMIT_MAXIMA[key], number),
+            default=getattr(defaults, key),
+            metavar="N",
+            help=f"{text} (default %(default)s)",
+        )
+    group.add_argument(
+        "--stage-mb",
+        type=_bounded(STAGE_MAX_MB, int),
+        default=StageLimits().bot_bytes >> 20,
+        metavar="MB",
+        help="the most a bot's files may hold (apparent sizes), as `staging.bot_mb` "
+        "(default %(default)s)",
+    )
+
+
+def sandbox_limits(args: argparse.Namespace) -> Limits:
+    """The limits of :func:`add_limit_arguments`' flags."""
+    return Limits(**{key: getattr(args, key) for key in _LIMIT_HELP})
+
+
+def stage_limits(args: argparse.Namespace) -> StageLimits:
+    """The staging limits of :func:`add_limit_arguments`' ``--stage-mb``."""
+    per_bot = args.stage_mb << 20
+    return attrs.evolve(
+        StageLimits(),
+        bot_bytes=per_bot,
+        total_bytes=max(StageLimits().total_bytes, per_bot),
+        bot_key="--stage-mb",
+    )
 
 
 def add_time_control_arguments(parser: argparse.ArgumentParser) -> None:

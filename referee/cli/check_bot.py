@@ -33,11 +33,14 @@ from ohseven.core.wire import move_to_wire
 from ohseven.referee.cli.bot_args import (
     BotArgumentError,
     add_extra_path_argument,
+    add_limit_arguments,
     add_time_control_arguments,
     announce_seed,
     bot_specs,
     extra_paths,
     output_tail,
+    sandbox_limits,
+    stage_limits,
 )
 from ohseven.referee.fault_report import (
     FaultSite,
@@ -607,6 +610,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_time_control_arguments(parser)
     add_extra_path_argument(parser)
+    add_limit_arguments(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -650,7 +654,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     if not args.move_timeout > 0 or not args.bank >= 0 or args.max_failures < 1:
         return _fail("--move-timeout must be positive, --bank not negative, --max-failures >= 1")
-    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown, limits=sandbox_limits(args))
     try:
         check_sandbox(config)
     except SandboxError as error:
@@ -667,7 +671,7 @@ def run(args: argparse.Namespace) -> int:
     private = {"the replay folder": args.replays} if args.replays else {}
     try:
         # the bot runs from a private copy of its own files (see ``staging``)
-        with staged_bots([spec], private=private) as (staged,):
+        with staged_bots([spec], private=private, limits=stage_limits(args)) as (staged,):
             report = check_bot(
                 staged,
                 games=games,

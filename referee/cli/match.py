@@ -21,11 +21,14 @@ from ohseven.core.rules import GAMES, OH_SEVEN, InvalidRulesError, Rules
 from ohseven.referee.cli.bot_args import (
     BotArgumentError,
     add_extra_path_argument,
+    add_limit_arguments,
     add_time_control_arguments,
     announce_seed,
     bot_specs,
     extra_paths,
     output_tail,
+    sandbox_limits,
+    stage_limits,
 )
 from ohseven.referee.fault_report import FaultSite, group_faults, render_groups, site_data
 from ohseven.referee.play.descriptors import raise_fd_limit
@@ -94,6 +97,7 @@ def add_table_arguments(parser: argparse.ArgumentParser, *, games_help: str) -> 
         "--sandbox", choices=MODES, default="bwrap", help="how bots run (default %(default)s)"
     )
     add_extra_path_argument(parser)
+    add_limit_arguments(parser)
 
 
 def game_seeds(seed: int, games: int) -> tuple[int, ...]:
@@ -243,7 +247,7 @@ def check_table(
         shown = extra_paths(args.extra_path, bots, args.replays and os.path.abspath(args.replays))
     except BotArgumentError as error:
         raise TableSetupError(str(error)) from None
-    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown, limits=sandbox_limits(args))
     try:
         check_sandbox(config)
     except SandboxError as error:
@@ -284,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
     private = {"the replay folder": replay_dir} if replay_dir else {}
     try:
         # each bot runs from a private copy of its own files (see ``staging``)
-        with staged_bots(bots, private=private) as staged:
+        with staged_bots(bots, private=private, limits=stage_limits(args)) as staged:
             staged_spec = attrs.evolve(spec, bots=staged)
             result = play_match(staged_spec, sandbox=config, replay_dir=replay_dir)
     except (MatchSpecError, StagingError) as error:

@@ -18,7 +18,12 @@ import ipaddress
 import sys
 
 import attrs
-from ohseven.referee.cli.bot_args import BotArgumentError, announce_seed, bot_specs
+from ohseven.referee.cli.bot_args import (
+    BotArgumentError,
+    announce_seed,
+    bot_specs,
+    stage_limits,
+)
 from ohseven.referee.cli.match import (
     TableSetupError,
     add_table_arguments,
@@ -157,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     left: tuple[int, HumanLink, str] | None = None
     private = {"the replay folder": replay_dir} if replay_dir else {}
     try:
-        with staged_bots(bots, private=private) as staged:
+        with staged_bots(bots, private=private, limits=stage_limits(args)) as staged:
             staged_spec = attrs.evolve(spec, bots=staged)
             with Referee(staged_spec, config) as referee:
                 console.print(f"Starting {len(bots)} bot{'s' if len(bots) > 1 else ''}...")

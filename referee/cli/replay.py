@@ -38,10 +38,13 @@ from ohseven.core.wire import legal_to_wire
 from ohseven.referee.cli.bot_args import (
     BotArgumentError,
     add_extra_path_argument,
+    add_limit_arguments,
     add_time_control_arguments,
     bot_specs,
     extra_paths,
     output_tail,
+    sandbox_limits,
+    stage_limits,
 )
 from ohseven.referee.fault_report import FaultSite, author_paths, group_faults, render_groups
 from ohseven.referee.play.connection import MoveReply, decode
@@ -266,6 +269,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sandbox", choices=MODES, default="bwrap", help="how the bot runs (default %(default)s)"
     )
     add_extra_path_argument(parser)
+    add_limit_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
 
 
@@ -502,7 +506,7 @@ def _ask_bot(
         problem = extra_path_problem(path, {"the replay": source})
         if problem is not None:
             return None, f"--extra-path: {problem}"
-    config = SandboxConfig(mode=args.sandbox, extra_paths=shown)
+    config = SandboxConfig(mode=args.sandbox, extra_paths=shown, limits=sandbox_limits(args))
     try:
         check_sandbox(config)
     except SandboxError as error:
@@ -512,7 +516,8 @@ def _ask_bot(
     index = args.game_index if args.game_index is not None else game_index(args.replay)
     clock = TimeControl(move_seconds=args.move_timeout, bank_seconds=args.bank)
     try:
-        with staged_bots([bot], private={"the replay": source}) as (staged,):
+        limits = stage_limits(args)
+        with staged_bots([bot], private={"the replay": source}, limits=limits) as (staged,):
             return ask(
                 replay, decision, staged, sandbox=config, time_control=clock, index=index
             ), None

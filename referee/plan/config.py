@@ -171,6 +171,9 @@ class TourneyConfig:
     bot_fingerprints: tuple[tuple[str, str], ...] = ()
     #: the document as read, as plain data (stored with the tournament)
     document: dict = attrs.field(factory=dict, eq=False)
+    #: the default of every key path the file may give (``rules.passing`` -> False): a key
+    #: written at its default is the same tournament as one left out (``changed_keys``)
+    defaults: dict = attrs.field(factory=dict, eq=False)
     #: the line of every key path in ``source`` (``sandbox.mode`` -> 12), for messages
     key_lines: dict[str, int] = attrs.field(factory=dict, eq=False)
     #: (bot name, ``staging.tree_digest`` of its staged files): part of ``digest``

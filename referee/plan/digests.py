@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,37 @@ NOT_IN_DIGEST = (
 )
 
 
+def _at_default(value: Any, default: Any) -> bool:
+    """Whether a value written in the file is its key's default (``passing: false``; ``1.0``
+    for ``1``, not ``true`` for ``1``)."""
+    numbers = (int, float)
+    if isinstance(value, numbers) and isinstance(default, numbers):
+        both_bool = isinstance(value, bool) and isinstance(default, bool)
+        no_bool = not isinstance(value, bool) and not isinstance(default, bool)
+        return (both_bool or no_bool) and value == default
+    return type(value) is type(default) and value == default
+
+
+def strip_defaults(value: Any, defaults: Mapping[str, Any], path: str = "") -> Any:
+    """The document without the keys written at their default (``defaults``: the key paths'
+    defaults, ``Reader.defaults``) nor the sections left empty: writing a default out, or
+    leaving it out, is the same tournament."""
+    if isinstance(value, dict):
+        kept = {}
+        for key, inner in value.items():
+            child = f"{path}.{key}" if path else str(key)
+            if child in defaults and _at_default(inner, defaults[child]):
+                continue
+            inner = strip_defaults(inner, defaults, child)
+            if inner == {} and value[key] != {}:
+                continue
+            kept[key] = inner
+        return kept
+    if isinstance(value, list):
+        return [strip_defaults(item, defaults, f"{path}[{i}]") for i, item in enumerate(value)]
+    return value
+
+
 def _fixed_part(data: dict) -> dict:
     """What a league may not change once it started: everything in the digest but the bots and
     the budget of games (bots join and leave; the budget can grow)."""
@@ -40,21 +72,39 @@ def _fixed_part(data: dict) -> dict:
     return fixed
 
 
+def _decisive(data: dict) -> dict:
+    """What decides a round-robin's or a gauntlet's results: every key but ``NOT_IN_DIGEST``."""
+    return {k: v for k, v in data.items() if k not in NOT_IN_DIGEST}
+
+
 def _flatten(value: Any, path: str, out: dict[str, Any]) -> dict[str, Any]:
     if isinstance(value, dict) and value:
         for key, inner in value.items():
             _flatten(inner, f"{path}.{key}" if path else str(key), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for index, inner in enumerate(value):  # bots: each entry's keys apart
+            _flatten(inner, f"{path}[{index}]", out)
     else:
         out[path] = value
     return out
 
 
-def changed_keys(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
-    """(key, old value, new value) of every key of a league's fixed part (rules, table sizes,
-    time control, deals...) that differs between two configuration documents; a missing key
-    is None."""
+def changed_keys(
+    old: dict, new: dict, defaults: Mapping[str, Any] | None = None, *, league: bool = True
+) -> list[tuple[str, Any, Any]]:
+    """(key, old value, new value) of every key that decides the results (a league's fixed
+    part: rules, table sizes, time control, deals...; every key of the digest otherwise) that
+    differs between two configuration documents; a missing key is None. A key written at its
+    default (``defaults``, see :func:`strip_defaults`) is the same as one left out."""
+    part = _fixed_part if league else _decisive
     before, after = (
-        _flatten(json.loads(json.dumps(_fixed_part(d), sort_keys=True, default=str)), "", {})
+        _flatten(
+            json.loads(
+                json.dumps(part(strip_defaults(d, defaults or {})), sort_keys=True, default=str)
+            ),
+            "",
+            {},
+        )
         for d in (old, new)
     )
     return [
@@ -115,18 +165,19 @@ def staged_digests(
 
 
 def config_digests(
-    data: dict, stype: str | None, listed: BotList
+    data: dict, stype: str | None, listed: BotList, defaults: Mapping[str, Any]
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """The configuration's digest (what decides the results) and each bot's fingerprint."""
+    """The configuration's digest (what decides the results; keys written at their
+    ``defaults`` count as left out) and each bot's fingerprint."""
     fingerprints = listed.fingerprints
+    data = strip_defaults(data, defaults)
     if stype == "league":  # bots may join and leave: each is checked apart (bot_fingerprints)
         decisive = _fixed_part(data)
     else:
-        decisive = {k: v for k, v in data.items() if k not in NOT_IN_DIGEST}
+        decisive = _decisive(data)
         decisive["_bot_files"] = fingerprints
-    entries = {
-        item["name"]: item for item in listed.raw if isinstance(item, dict) and "name" in item
-    }
+    raw = strip_defaults(listed.raw, defaults, "bots") if isinstance(listed.raw, list) else []
+    entries = {item["name"]: item for item in raw if isinstance(item, dict) and "name" in item}
     bot_fingerprints = tuple(
         (
             bot.name,

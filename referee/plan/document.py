@@ -77,8 +77,13 @@ _CONSTRUCTOR = yaml.SafeLoader("")
 
 
 class Reader:
+    """Reads the sections' values; ``defaults`` keeps the default of every key path it was
+    asked for (``rules.passing`` -> False), so that a key written out at its default can be
+    told from a change (:func:`~.digests.strip_defaults`)."""
+
     def __init__(self, doc: Document) -> None:
         self.doc = doc
+        self.defaults: dict[str, Any] = {}
 
     def keys(self, data: dict, path: str, allowed: tuple[str, ...]) -> None:
         for key in data:
@@ -97,6 +102,8 @@ class Reader:
         required: bool = False,
     ) -> Any:
         child = f"{path}.{key}" if path else key
+        if not required:
+            self.defaults[child] = default
         if key not in data or data[key] is None:
             if required:
                 self.doc.error(path, f"missing key `{key}` ({expected})")

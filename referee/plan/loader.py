@@ -116,7 +116,7 @@ def load_config_text(
     listed.fingerprints.update(staged)
     if doc.errors:
         raise ConfigError(source, doc.errors)
-    digest, bot_fingerprints = config_digests(data, schedule.type, listed)
+    digest, bot_fingerprints = config_digests(data, schedule.type, listed, reader.defaults)
     return TourneyConfig(
         name=name,
         rules=rules,
@@ -137,6 +137,7 @@ def load_config_text(
         digest=digest,
         bot_fingerprints=bot_fingerprints,
         document=data,
+        defaults=dict(reader.defaults),
         key_lines=dict(doc.lines),
         bot_digests=tuple(staged.items()),
         staging=limits,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from ohseven.core.rules import GAMES, PLAYER_RANGE, InvalidRulesError, Rules
+from ohseven.core.rules import GAMES, OPTIONS, PLAYER_RANGE, InvalidRulesError, Rules
 from ohseven.referee.plan.config import (
     CLUSTER_BOTS,
     DEAL_MODES,
@@ -42,8 +42,9 @@ from ohseven.referee.plan.document import (
 )
 from ohseven.referee.records import BotSpec, TimeControl
 from ohseven.referee.sandbox.paths import bot_folder, extra_path_problem
+from ohseven.referee.sandbox.settings import LIMIT_MAXIMA
 from ohseven.referee.sandbox.settings import MODES as SANDBOX_MODES
-from ohseven.referee.sandbox.staging import StageLimits
+from ohseven.referee.sandbox.staging import STAGE_MAX_MB, StageLimits
 
 #: limits that are positive numbers (the others are positive integers)
 _NUMBER_LIMITS = ("cpus",)
@@ -180,10 +181,16 @@ def _limits(reader: Reader, data: Any, path: str) -> tuple[tuple[str, int | floa
     reader.keys(data, path, LIMIT_KEYS)
     values = []
     for key in LIMIT_KEYS:
-        if key in _NUMBER_LIMITS:
-            value = reader.get(data, path, key, is_pos_number, "a positive number")
-        else:
-            value = reader.get(data, path, key, is_pos_int, "a positive integer")
+        most = LIMIT_MAXIMA[key]
+        number = key in _NUMBER_LIMITS
+
+        def valid(value: Any, most: int = most, number: bool = number) -> bool:
+            return (is_pos_number(value) if number else is_pos_int(value)) and value <= most
+
+        expected = (
+            f"a positive number, at most {most:,}" if number else f"an integer from 1 to {most:,}"
+        )
+        value = reader.get(data, path, key, valid, expected)
         if value is not None:
             values.append((key, value))
     return tuple(values)
@@ -280,6 +287,8 @@ def read_rules(reader: Reader, data: dict, game: str | None) -> Rules | None:
     rules = None
     options = _section(reader, data, "rules")
     if game is not None:
+        for key, (default, _) in OPTIONS[game].items():
+            reader.defaults[f"rules.{key}"] = default
         for key, value in options.items():
             try:
                 Rules.make(game, {key: value})
@@ -654,11 +663,14 @@ def read_staging(reader: Reader, data: dict) -> StageLimits:
     section = _section(reader, data, "staging")
     reader.keys(section, "staging", ("bot_mb", "total_mb"))
     default = StageLimits()
-    bot_mb = reader.get(
-        section, "staging", "bot_mb", is_pos_int, "a positive integer", default.bot_bytes >> 20
-    )
+
+    def valid(value: Any) -> bool:
+        return is_pos_int(value) and value <= STAGE_MAX_MB
+
+    expected = f"an integer from 1 to {STAGE_MAX_MB:,}"
+    bot_mb = reader.get(section, "staging", "bot_mb", valid, expected, default.bot_bytes >> 20)
     total_mb = reader.get(
-        section, "staging", "total_mb", is_pos_int, "a positive integer", default.total_bytes >> 20
+        section, "staging", "total_mb", valid, expected, default.total_bytes >> 20
     )
     return attrs.evolve(
         default,

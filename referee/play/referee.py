@@ -27,12 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import secrets
 import shutil
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -63,6 +61,7 @@ from ohseven.referee.play.descriptors import (
     bot_capacity,
     open_descriptors,
     raise_fd_limit,
+    start_groups,
 )
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec
 from ohseven.referee.sandbox.process import BotProcess
@@ -189,7 +188,6 @@ class Referee:
         self.by_endpoint: dict[bytes, Contestant] = {}
         #: frames of each routing id with no accepted hello, and the bot that opened it
         self.strangers: dict[bytes, list[Any]] = {}
-        self.warned = False
         raise_fd_limit(
             open_descriptors()
             + FD_RESERVE
@@ -229,32 +227,6 @@ class Referee:
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
-
-    def _batches(self, bots: Sequence[Contestant]) -> list[list[Contestant]]:
-        """``bots`` in groups started together: until its hello a bot may open as many
-        connections as it has descriptors (its endpoint's file is removed at the hello), so
-        the bots of a group must not be able to exhaust the referee's descriptors together."""
-        room = resource.getrlimit(resource.RLIMIT_NOFILE)[0] - open_descriptors() - FD_RESERVE
-        batches: list[list[Contestant]] = []
-        used = room + 1
-        for bot in bots:
-            need = bot_capacity(self._sandbox_for(bot.spec))
-            if need > room and not self.warned:
-                self.warned = True
-                warnings.warn(
-                    f"bot {bot.spec.name!r} could open {need} connections before its hello "
-                    f"(processes x open_files) but the referee has {room} descriptors to "
-                    "spare: a connection flood could stop it; raise its hard limit "
-                    "(ulimit -Hn) or lower those limits",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-            if used + need > room and (not batches or batches[-1]):
-                batches.append([])
-                used = 0
-            batches[-1].append(bot)
-            used += need
-        return batches
 
     def _bind(self, bot: Contestant) -> None:
         """A new private directory and endpoint for ``bot``'s next process.
@@ -328,8 +300,10 @@ class Referee:
         """Start a process for each of ``bots`` (default: all) and wait (bounded) for their
         hellos. A bot that does not start is not :attr:`~Contestant.active`; why is carried to
         its next game (``no_start``; :meth:`Contestant.take_carried`)."""
-        for batch in self._batches(list(self.bots if bots is None else bots)):
-            self._launch_batch(batch)
+        chosen = list(self.bots if bots is None else bots)
+        needs = [(bot.spec.name, bot_capacity(self._sandbox_for(bot.spec))) for bot in chosen]
+        for group in start_groups(needs):
+            self._launch_batch([chosen[index] for index in group])
 
     def _launch_batch(self, bots: list[Contestant]) -> None:
         waiting = []
@@ -714,7 +688,7 @@ class Referee:
             clock=self.clock,
             first_id=self.next_id,
             on_move=on_move,
-            serial=self._one_at_a_time(bots_at),
+            one_at_a_time=not self.config.ponder,
         )
         self.seat_of = {bot.index: seat for seat, bot in enumerate(bots_at) if bot is not None}
         self.bots_at = list(bots_at)
@@ -741,13 +715,6 @@ class Referee:
             self.codec = None
             self.seat_of = {}
         return state
-
-    @staticmethod
-    def _one_at_a_time(bots_at: Sequence[Contestant | None]) -> bool:
-        """Whether the table asks one bot at a time (``Table`` ``serial``): when every bot
-        at it is frozen at rest (``ponder`` off), so that no two ever run at once."""
-        processes = [bot.process for bot in bots_at if bot is not None and bot.process]
-        return bool(processes) and all(process.freezes for process in processes)
 
     def wait(self, table: Table, timeout: float) -> None:
         """The table's transport: check the processes now and then, and handle a message

@@ -52,6 +52,7 @@ def bot_rows(
     ratings: Ratings | None = None,
     aggregates: Mapping[str, BotAggregate] | None = None,
     table: Sequence[BotRating] | None = None,
+    intervals: Mapping[str, tuple[float, float] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """The ranking: one row per bot, best conservative score (mu - 3 sigma) of the order-free
     TrueSkill estimate (``ratings.order_free``) first, with its uncertainty.
@@ -76,7 +77,8 @@ def bot_rows(
     spans: dict[int, list[int]] = {}
     for position, name in enumerate(order, start=1):
         spans.setdefault(tier_of[name], [position, position])[1] = position
-    intervals = uncertainty.points_intervals(records, tournament.bots)
+    if intervals is None:
+        intervals = uncertainty.points_intervals(records, tournament.bots)
     prior_sigma = make_env(tournament.game, tournament.draw_probability).sigma
     if aggregates is None:
         aggregates = aggregate(rated_records(records, tournament.fault_ranks_last), tournament.bots)
@@ -149,9 +151,11 @@ def order_free_estimate(tournament: Tournament) -> list[BotRating]:
     )
 
 
-def progress(tournament: Tournament) -> dict[str, Any]:
-    """How far the tournament is: games and matches finished of those scheduled."""
-    played = len(tournament.games)
+def progress(tournament: Tournament, played: int | None = None) -> dict[str, Any]:
+    """How far the tournament is: games and matches finished of those scheduled (``played``:
+    the games finished, when ``tournament.games`` does not hold them)."""
+    if played is None:
+        played = len(tournament.games)
     total = tournament.games_total
     return {
         "games_played": played,
@@ -168,13 +172,18 @@ def leaderboard(
     ratings: Ratings | None = None,
     aggregates: Mapping[str, BotAggregate] | None = None,
     table: Sequence[BotRating] | None = None,
+    intervals: Mapping[str, tuple[float, float] | None] | None = None,
+    played: int | None = None,
 ) -> dict[str, Any]:
     """The content of ``leaderboard.json`` (schema: ``docs/LEADERBOARD.md``): deterministic,
     a function of the finished games only (no clock). ``ratings`` (the sequential ones),
     ``aggregates`` (``store.aggregate`` of :func:`rated_records`) and ``table`` (the
-    order-free ``ratings.order_free_table``) when the caller has them."""
-    done = progress(tournament)
-    rows = bot_rows(tournament, ratings, aggregates, table)
+    order-free ``ratings.order_free_table``) when the caller has them; also ``intervals``
+    (``uncertainty.points_intervals``) and ``played`` (the games finished): a caller that
+    keeps all of these up to date (``incremental.LiveBoard``) passes a ``tournament`` without
+    its games."""
+    done = progress(tournament, played)
+    rows = bot_rows(tournament, ratings, aggregates, table, intervals)
     document = {
         "format": LEADERBOARD_FORMAT,
         "version": LEADERBOARD_VERSION,

@@ -41,6 +41,7 @@ __all__ = [
     "StoreIOError",
     "Store",
     "StoredGame",
+    "Aggregates",
     "BotAggregate",
     "aggregate",
 ]
@@ -336,6 +337,7 @@ class Store:
         if existing is not None:
             if accept is not None:
                 accept(self.meta())
+            existing = self.digest  # ``accept`` may renew it
             if existing != digest:
                 raise StoreError(
                     f"{self.path} holds another tournament (config digest {existing}, "
@@ -691,17 +693,35 @@ def _game_rounds(stats: Any) -> int:
 
 def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[str, BotAggregate]:
     """Per-bot aggregates of ``records``; ``names`` lists bots to include even without games."""
-    games: Counter[str] = Counter()
-    points: Counter[str] = Counter()
-    rounds: Counter[str] = Counter()
-    wins: Counter[str] = Counter()
-    faulted: Counter[str] = Counter()
-    ranks: dict[str, Counter[int]] = defaultdict(Counter)
-    faults: dict[str, Counter[str]] = defaultdict(Counter)
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    order = list(dict.fromkeys(names))
-    seen = set(order)
+    totals = Aggregates(names)
     for record in records:
+        totals.add(record)
+    return totals.result()
+
+
+class Aggregates:
+    """:func:`aggregate` kept up to date game by game (the live leaderboard adds the games as
+    they finish, never all of them again)."""
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self.games: Counter[str] = Counter()
+        self.points: Counter[str] = Counter()
+        self.rounds: Counter[str] = Counter()
+        self.wins: Counter[str] = Counter()
+        self.faulted: Counter[str] = Counter()
+        self.ranks: dict[str, Counter[int]] = defaultdict(Counter)
+        self.faults: dict[str, Counter[str]] = defaultdict(Counter)
+        self.counts: dict[str, Counter[str]] = defaultdict(Counter)
+        self.order = list(dict.fromkeys(names))
+        self.seen = set(self.order)
+
+    def name(self, name: str) -> None:
+        """Include ``name`` even without games."""
+        if name not in self.seen:
+            self.seen.add(name)
+            self.order.append(name)
+
+    def add(self, record: GameRecord) -> None:
         game_rounds = _game_rounds(record.stats)
         seat_stats = record.stats.get("seats") if isinstance(record.stats, dict) else None
         if not isinstance(seat_stats, list):
@@ -709,35 +729,37 @@ def aggregate(records: Iterable[GameRecord], names: Iterable[str] = ()) -> dict[
         faulted_seats = {fault.seat for fault in record.faults}
         for fault in record.faults:
             if 0 <= fault.seat < len(record.seats):
-                faults[record.seats[fault.seat]][fault.status.value] += 1
+                self.faults[record.seats[fault.seat]][fault.status.value] += 1
         for seat, name in enumerate(record.seats):
-            if name not in seen:
-                seen.add(name)
-                order.append(name)
-            games[name] += 1
-            points[name] += record.totals[seat]
-            rounds[name] += game_rounds
-            ranks[name][record.ranks[seat]] += 1
-            wins[name] += record.ranks[seat] == 1
-            faulted[name] += seat in faulted_seats
+            if name not in self.seen:
+                self.seen.add(name)
+                self.order.append(name)
+            self.games[name] += 1
+            self.points[name] += record.totals[seat]
+            self.rounds[name] += game_rounds
+            self.ranks[name][record.ranks[seat]] += 1
+            self.wins[name] += record.ranks[seat] == 1
+            self.faulted[name] += seat in faulted_seats
             if seat_stats is not None and seat < len(seat_stats):
                 one = seat_stats[seat]
                 if type(one) is dict:
-                    bucket = counts[name]
+                    bucket = self.counts[name]
                     for key, value in one.items():
                         if type(value) is int:  # the counts: not the rates, nor a bool
                             bucket[key] += value
-    return {
-        name: BotAggregate(
-            name=name,
-            games=games[name],
-            points=points[name],
-            rounds=rounds[name],
-            wins=wins[name],
-            ranks=tuple(sorted(ranks[name].items())),
-            faults=tuple(sorted(faults[name].items())),
-            faulted_games=faulted[name],
-            counts=tuple(sorted(counts[name].items())),
-        )
-        for name in order
-    }
+
+    def result(self) -> dict[str, BotAggregate]:
+        return {
+            name: BotAggregate(
+                name=name,
+                games=self.games[name],
+                points=self.points[name],
+                rounds=self.rounds[name],
+                wins=self.wins[name],
+                ranks=tuple(sorted(self.ranks[name].items())),
+                faults=tuple(sorted(self.faults[name].items())),
+                faulted_games=self.faulted[name],
+                counts=tuple(sorted(self.counts[name].items())),
+            )
+            for name in self.order
+        }

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from ohseven.referee.records import GameRecord
 
 __all__ = [
+    "DealUnits",
     "CONFIDENCE",
     "SETTLED",
     "games_to_separate",
@@ -48,29 +49,63 @@ def points_intervals(
     for n deals, and the interval R -/+ t(n - 1) * SE uses Student's t with n - 1 degrees of
     freedom.
     """
-    units: dict[str, dict[tuple[str, int], list[int]]] = {name: {} for name in bots}
-    for record in sorted(records, key=lambda r: (r.match_id, r.game_index)):
+    units = DealUnits(bots)
+    for record in records:
+        units.add(record)
+    return units.intervals(confidence)
+
+
+class DealUnits:
+    """Each bot's points and games per deal, kept game by game (:func:`points_intervals`, and
+    the live leaderboard that adds the games as they finish): only the intervals of the bots
+    with new games are computed again. They depend only on the set of games added."""
+
+    def __init__(self, bots: Iterable[str] = ()) -> None:
+        self.units: dict[str, dict[tuple[str, int], list[int]]] = {name: {} for name in bots}
+        self.known: dict[str, tuple[float, float] | None] = {}
+        self.confidence: float | None = None
+        self.changed: set[str] = set(self.units)
+
+    def add(self, record: GameRecord) -> None:
         for seat, name in enumerate(record.seats):
-            unit = units.setdefault(name, {}).setdefault((record.match_id, record.seed), [0, 0])
+            unit = self.units.setdefault(name, {}).setdefault(
+                (record.match_id, record.seed), [0, 0]
+            )
             unit[0] += record.totals[seat]
             unit[1] += 1
-    intervals: dict[str, tuple[float, float] | None] = {}
-    for name, deals in units.items():
-        n = len(deals)
-        if n < 2:
-            intervals[name] = None
-            continue
-        values = [deals[key] for key in sorted(deals)]
-        points = sum(p for p, _ in values)
-        games = sum(g for _, g in values)
-        ratio = points / games
-        spread = sum((p - ratio * g) ** 2 for p, g in values)
-        se = math.sqrt(n / (n - 1) * spread) / games
-        from scipy.special import stdtrit  # deferred: heavy (see ratings._graph)
+            self.changed.add(name)
 
-        half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * se  # Student's t quantile
-        intervals[name] = (ratio - half, ratio + half)
-    return intervals
+    def bot(self, name: str) -> None:
+        """Give ``name`` an interval (None) even without games."""
+        if name not in self.units:
+            self.units[name] = {}
+            self.changed.add(name)
+
+    def intervals(self, confidence: float = CONFIDENCE) -> dict[str, tuple[float, float] | None]:
+        if confidence != self.confidence:
+            self.known, self.confidence, self.changed = {}, confidence, set(self.units)
+        for name in self.changed:
+            self.known[name] = _interval(self.units[name], confidence)
+        self.changed = set()
+        return {name: self.known[name] for name in self.units}
+
+
+def _interval(
+    deals: dict[tuple[str, int], list[int]], confidence: float
+) -> tuple[float, float] | None:
+    n = len(deals)
+    if n < 2:
+        return None
+    values = [deals[key] for key in sorted(deals)]
+    points = sum(p for p, _ in values)
+    games = sum(g for _, g in values)
+    ratio = points / games
+    spread = sum((p - ratio * g) ** 2 for p, g in values)
+    se = math.sqrt(n / (n - 1) * spread) / games
+    from scipy.special import stdtrit  # deferred: heavy (see ratings._graph)
+
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * se  # Student's t quantile
+    return (ratio - half, ratio + half)
 
 
 def _phi(x: float) -> float:

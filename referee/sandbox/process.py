@@ -200,7 +200,7 @@ class BotProcess:
         with ``ponder`` on, or where there is no freezer). It does not wait for them to be
         frozen (the kernel stops each task within microseconds). Every bot is frozen as soon
         as it has answered, however little it computes at rest: then no two bots of a table
-        ever run at once (the table asks one at a time, ``core.table.Table`` ``serial``),
+        ever run at once (the table asks one at a time, ``core.table.Table.one_at_a_time``),
         and none can tell another anything through the CPU they would share."""
         if self._cgroup is not None and not self.config.ponder and not self._killed:
             self._cgroup.freeze()
@@ -209,12 +209,6 @@ class BotProcess:
         """Let the bot's processes run again (at once, when this returns)."""
         if self._cgroup is not None and not self._killed:
             self._cgroup.thaw()
-
-    @property
-    def freezes(self) -> bool:
-        """It is frozen while it owes no decision (``ponder`` off and a freezer)."""
-        group = self._cgroup
-        return group is not None and group.can_freeze and not self.config.ponder
 
     def limit_hit(self) -> str | None:
         """Which limit the kernel enforced by killing a process of the bot (an OOM kill), if

@@ -18,6 +18,7 @@ __all__ = [
     "BotStartError",
     "check_sandbox",
     "MODES",
+    "LIMIT_MAXIMA",
 ]
 
 MODES = ("bwrap", "unsandboxed")
@@ -30,9 +31,25 @@ _INSTALL_HINT = (
 )
 
 
+#: The largest value of each limit (the kernel's and the machine's bounds are far below most of
+#: these; a larger number is a typo, and some would overflow what prlimit and cgroups take).
+LIMIT_MAXIMA: dict[str, int] = {
+    "memory_mb": 1 << 20,  # 1 TiB
+    "cpu_seconds": 7 * 86400,
+    "processes": 1 << 16,
+    "file_size_mb": 1 << 20,
+    "open_files": 1 << 20,  # the kernel's default fs.nr_open
+    "log_bytes": 1 << 30,
+    "scratch_mb": 1 << 20,
+    "cpus": 1024,
+}
+
+
 def _positive(instance: object, attribute: attrs.Attribute, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{attribute.name} must be positive, got {value!r}")
+    if not 0 < value <= LIMIT_MAXIMA[attribute.name]:
+        raise ValueError(
+            f"{attribute.name} must be from 1 to {LIMIT_MAXIMA[attribute.name]:,}, got {value!r}"
+        )
 
 
 @attrs.frozen

@@ -56,6 +56,7 @@ __all__ = [
     "STAGE_LIMIT_BYTES",
     "STAGE_LIMIT_TOTAL_BYTES",
     "STAGE_LIMIT_FILES",
+    "STAGE_MAX_MB",
 ]
 
 #: the most a bot's copy may hold (apparent file sizes summed: a sparse file counts whole), the
@@ -63,6 +64,8 @@ __all__ = [
 STAGE_LIMIT_BYTES = 512 << 20
 STAGE_LIMIT_TOTAL_BYTES = 2 << 30
 STAGE_LIMIT_FILES = 50_000
+#: the largest ``staging.bot_mb``/``total_mb`` taken (1 TiB of bots' files is a typo)
+STAGE_MAX_MB = 1 << 20
 _KEY_NAME = "key"
 
 
@@ -275,21 +278,15 @@ def _walk(
 ) -> Iterator[tuple[str, str, os.stat_result]]:
     """Like :func:`_entries` with a kind (``d``, ``f``, ``l``), skipping special files, bounded
     by ``limits`` (apparent sizes: counted before anything is read); refuses a file the owner
-    of the bot's folder could not read (:meth:`_Owner.may_read`)."""
+    of the bot's folder could not read (:meth:`_Owner.unreadable`)."""
     count = size = 0
-    owner = _Owner.of(plan.source)
+    found: list[tuple[str, str, os.stat_result]] = []
     for rel, info in _entries(plan):
         if stat.S_ISDIR(info.st_mode):
             kind = "d"
         elif stat.S_ISREG(info.st_mode):
             kind = "f"
             size += info.st_size
-            if not owner.may_read(info):
-                raise StagingError(
-                    f"bot {plan.name!r}: {os.path.join(plan.source, rel)} is a file that the "
-                    f"owner of the bot's folder (uid {owner.uid}) cannot read (a hard link to "
-                    "another's file?): the referee copies only what the bot's owner could read"
-                )
         elif stat.S_ISLNK(info.st_mode):
             kind = "l"
         else:
@@ -306,37 +303,105 @@ def _walk(
                 f"{_megabytes(limits.bot_bytes)} of files ({limits.bot_key}; apparent sizes: a "
                 "sparse file counts whole); give the bot a smaller `directory` or raise it"
             )
-        yield rel, kind, info
+        found.append((rel, kind, info))
+    owner = _Owner.of(plan.source)
+    files = [(rel, info) for rel, kind, info in found if kind == "f"]
+    for rel in owner.unreadable(plan.source, files)[:1]:
+        raise StagingError(
+            f"bot {plan.name!r}: {os.path.join(plan.source, rel)} is a file that the owner "
+            f"of the bot's folder (uid {owner.uid}) cannot read (a hard link to another's "
+            "file?): the referee copies only what the bot's owner could read"
+        )
+    yield from found
 
 
 def _megabytes(size: int) -> str:
     return f"{size / (1 << 20):g} MB"
 
 
+#: the group of a folder's owner that has no account (``nogroup``)
+_NO_GROUP = 65534
+
+
 @attrs.frozen
 class _Owner:
-    """The owner of a bot's folder, and whether it could read a file (by its mode bits)."""
+    """The owner of a bot's folder, and which files it could not read."""
 
     uid: int
+    gid: int
     groups: frozenset[int]
 
     @classmethod
     def of(cls, folder: str) -> _Owner:
         uid = os.lstat(folder).st_uid
         if uid == os.geteuid():  # the referee's own: it reads nothing it could not anyway
-            return cls(-1, frozenset())
+            return cls(-1, -1, frozenset())
         try:
             entry = pwd.getpwuid(uid)
+            gid = entry.pw_gid
             groups = frozenset(os.getgrouplist(entry.pw_name, entry.pw_gid))
         except KeyError:  # a uid without an account: no group of its own
-            groups = frozenset()
-        return cls(uid, groups)
+            gid, groups = _NO_GROUP, frozenset()
+        return cls(uid, gid, groups)
 
-    def may_read(self, info: os.stat_result) -> bool:
-        """The owner could open a file of ``info``: it is root, the referee itself, the file's
-        owner (it could make it readable), or the group or other read bit lets it."""
-        if self.uid in (-1, 0) or info.st_uid == self.uid:
-            return True
+    def unreadable(self, folder: str, files: Sequence[tuple[str, os.stat_result]]) -> list[str]:
+        """The paths among ``files`` (relative to ``folder``, listed with their ``lstat``) that
+        the owner could not open. The referee itself and root read anything; a file the owner
+        owns it could make readable. As root, the others are opened by a process with the
+        owner's uid and groups (so ACLs and the search bits of the folders below ``folder``
+        count, as for the owner); otherwise their mode bits decide."""
+        if self.uid in (-1, 0):
+            return []
+        others = [(path, info) for path, info in files if info.st_uid != self.uid]
+        if not others:
+            return []
+        if os.geteuid() != 0:
+            return [path for path, info in others if not self._mode_lets_read(info)]
+        return [others[index][0] for index in self._failed_opens(folder, others)]
+
+    def _failed_opens(self, folder: str, files: Sequence[tuple[str, os.stat_result]]) -> list[int]:
+        """The indices of ``files`` that a child process with the owner's uid and groups
+        cannot open (or finds replaced). A fork, not a new program: the owner may not be able
+        to reach the referee's interpreter."""
+        top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # only system calls until _exit: nothing of the parent's state is used
+            code = 1
+            try:
+                os.close(read_end)
+                os.setgroups(sorted(self.groups))
+                os.setgid(self.gid)
+                os.setuid(self.uid)
+                failed = bytearray()
+                for index, (path, info) in enumerate(files):
+                    try:
+                        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                        fd = os.open(path, flags, dir_fd=top)
+                    except OSError:
+                        failed += index.to_bytes(4, "little")
+                        continue
+                    opened = os.fstat(fd)
+                    os.close(fd)
+                    if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                        failed += index.to_bytes(4, "little")
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(bytes(failed))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        os.close(top)
+        with os.fdopen(read_end, "rb") as pipe:
+            answer = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise StagingError(
+                f"cannot check the bot's files as their folder's owner (uid {self.uid})"
+            )
+        return [int.from_bytes(answer[i : i + 4], "little") for i in range(0, len(answer), 4)]
+
+    def _mode_lets_read(self, info: os.stat_result) -> bool:
         if info.st_gid in self.groups:
             return bool(info.st_mode & stat.S_IRGRP)
         return bool(info.st_mode & stat.S_IROTH)

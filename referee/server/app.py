@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import json
 import os
 import secrets
 import tarfile
@@ -108,6 +109,10 @@ class Server:
             lstrip_blocks=True,
         )
         self.env.filters["slug"] = slugify
+        #: (key, leaderboard with states, bots by name and slug, its JSON or None)
+        self._board_cache: (
+            tuple[Any, dict[str, Any], dict[str, dict[str, Any]], bytes | None] | None
+        ) = None
 
     # -- who is asking
 
@@ -194,6 +199,30 @@ class Server:
         }
 
     def leaderboard(self) -> dict[str, Any]:
+        """The live leaderboard, each bot's row with its ``server`` state; made again only when
+        the live view or the server's database changed (shared by every reader: read only)."""
+        return self._board()[0]
+
+    def leaderboard_json(self) -> bytes:
+        """:meth:`leaderboard` as JSON (as ``JSONResponse`` renders it), made once per change."""
+        board, found, body = self._board()
+        if body is None:
+            body = json.dumps(
+                board, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+            ).encode("utf-8")
+            cached = self._board_cache
+            if cached is not None and cached[1] is board:
+                self._board_cache = (cached[0], board, found, body)
+        return body
+
+    def _board_key(self) -> tuple[int, tuple[int, int]]:
+        return self.live.version, self.db.mark()
+
+    def _board(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]], bytes | None]:
+        key = self._board_key()
+        cached = self._board_cache
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2], cached[3]
         board = self.live.leaderboard()
         if board is None:
             raise HTTPException(503, "the league has not started yet; try again shortly")
@@ -203,15 +232,20 @@ class Server:
         board["bots"] = [
             {**row, "server": self.bot_state(row["name"], states, active)} for row in board["bots"]
         ]
-        return board
+        found: dict[str, dict[str, Any]] = {}
+        for row in board["bots"]:
+            found.setdefault(row["name"], row)
+        for row in board["bots"]:
+            found.setdefault(row["slug"], row)
+        self._board_cache = (key, board, found, None)
+        return board, found, None
 
     def find_bot(self, name: str) -> dict[str, Any]:
-        board = self.leaderboard()
         name = name.removesuffix(".html")
-        for row in board["bots"]:
-            if name in (row["name"], row["slug"]):
-                return row
-        raise HTTPException(404, f"no bot {name!r} in the league")
+        row = self._board()[1].get(name)
+        if row is None:
+            raise HTTPException(404, f"no bot {name!r} in the league")
+        return row
 
     def private_of(self, name: str) -> dict[str, Any]:
         try:
@@ -330,7 +364,7 @@ def create_app(server: Server) -> Starlette:
     # -- public
 
     async def api_leaderboard(request: Request) -> Response:
-        return JSONResponse(server.leaderboard())
+        return Response(server.leaderboard_json(), media_type="application/json")
 
     async def leaderboard_csv_file(request: Request) -> Response:
         return PlainTextResponse(leaderboard_csv(server.leaderboard()), media_type="text/csv")

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS versions (
     UNIQUE (author, bot, version)
 );
 CREATE INDEX IF NOT EXISTS versions_state ON versions(state);
+CREATE INDEX IF NOT EXISTS versions_uploaded ON versions(author, uploaded);
 CREATE TABLE IF NOT EXISTS checks (
     key TEXT PRIMARY KEY,
     passed INTEGER NOT NULL,
@@ -213,6 +214,7 @@ class ServerDB:
         self.db.execute("PRAGMA synchronous=FULL")  # an acknowledged upload is on disk
         self.db.executescript(_SCHEMA)
         self.lock = threading.RLock()
+        self.changes = 0  # commits made through this object (see ``mark``)
 
     def close(self) -> None:
         with self.lock:
@@ -234,6 +236,14 @@ class ServerDB:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+            self.changes += 1
+
+    def mark(self) -> tuple[int, int]:
+        """A value that changes whenever the database may have: a write of this server, or a
+        commit of another connection (``authors revoke``, SQLite's ``data_version``). What the
+        pages show of the bots' states is cached by it."""
+        with self.lock:
+            return self.changes, int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     def _rows(self, query: str, args: tuple = ()) -> list[sqlite3.Row]:
         with self.lock:

@@ -214,18 +214,21 @@ def run_tournament(
                 digest=config.digest,
                 config=config.document,
                 secret_fingerprint=fingerprint(secret),
-                accept=(lambda meta: _accept_league(config, store, meta)) if league else None,
+                accept=lambda meta: (_accept_league if league else _accept_resume)(
+                    config, store, meta
+                ),
             )
-            if league:  # bots join and leave: the stored document and bots follow the file
-                known = json.loads(store.meta().get("bot_fingerprints") or "{}")
-                store.set_meta(
-                    {
-                        "config": json.dumps(config.document, sort_keys=True, default=str),
-                        "bot_fingerprints": json.dumps(
-                            {**known, **dict(config.bot_fingerprints)}, sort_keys=True
-                        ),
-                    }
-                )
+            # a league's bots join and leave: the stored document and bots follow the file;
+            # the others keep their bots' fingerprints to name the bot that changed
+            known = json.loads(store.meta().get("bot_fingerprints") or "{}")
+            store.set_meta(
+                {
+                    "config": json.dumps(config.document, sort_keys=True, default=str),
+                    "bot_fingerprints": json.dumps(
+                        {**known, **dict(config.bot_fingerprints)}, sort_keys=True
+                    ),
+                }
+            )
             board = Leaderboard(
                 config, total_games, matches_total, secret, sorted(store.bot_names())
             )
@@ -360,6 +363,26 @@ def _validator(
     return validate
 
 
+def _listed_changes(changes: list[tuple[str, Any, Any]]) -> str:
+    return "; ".join(
+        f"key `{key}` was {json.dumps(old, default=str)}, now {json.dumps(new, default=str)}"
+        for key, old, new in changes
+    )
+
+
+def _changed_bot(config: TourneyConfig, meta: Mapping[str, str], what: str) -> None:
+    """Raise naming the first bot whose program or entry changed under the same name."""
+    known = json.loads(meta.get("bot_fingerprints") or "{}")
+    for position, (name, print_) in enumerate(config.bot_fingerprints):
+        if name in known and known[name] != print_:
+            raise StoreError(
+                f"{config.where(f'bots[{position}]')}: key `bots[{position}]` ({name}): this "
+                f"bot's program or entry changed since it played in this {what}; give the new "
+                "version a new name"
+                + (" (the old one may stay or leave)" if what == "league" else "")
+            )
+
+
 def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str]) -> None:
     """Refuse to carry on a league whose past games the configuration would change: name each
     key that changed, and each bot that changed under the same name."""
@@ -367,23 +390,48 @@ def _accept_league(config: TourneyConfig, store: Store, meta: Mapping[str, str])
         before = json.loads(meta.get("config") or "{}")
     except json.JSONDecodeError:
         return  # the digest check refuses it
-    changes = changed_keys(before, config.document)
+    changes = changed_keys(before, config.document, config.defaults)
     if changes:
-        listed = "; ".join(
-            f"key `{key}` was {json.dumps(old)}, now {json.dumps(new)}" for key, old, new in changes
-        )
         raise StoreError(
-            f"{store.path} holds this league started with other settings: {listed}. During a "
-            "league only `bots` and `schedule.games` may change (restore the key, or start over)"
+            f"{store.path} holds this league started with other settings: "
+            f"{_listed_changes(changes)}. During a league only `bots` and `schedule.games` may "
+            "change (restore the key, or start over)"
         )
-    known = json.loads(meta.get("bot_fingerprints") or "{}")
-    for position, (name, print_) in enumerate(config.bot_fingerprints):
-        if name in known and known[name] != print_:
-            raise StoreError(
-                f"{config.source}: key `bots[{position}]` ({name}): this bot's program or entry "
-                "changed since it played in this league; give the new version a new name (the "
-                "old one may stay or leave)"
-            )
+    _changed_bot(config, meta, "league")
+    _renew_digest(config, store, meta)
+
+
+def _accept_resume(config: TourneyConfig, store: Store, meta: Mapping[str, str]) -> None:
+    """Refuse to resume a round-robin or a gauntlet whose configuration changed, naming each
+    key that changed (a key written at its default is no change), else the bot whose files
+    changed; a digest that differs only by defaults written out is renewed."""
+    if meta.get("config_digest") == config.digest:
+        return
+    try:
+        before = json.loads(meta.get("config") or "{}")
+    except json.JSONDecodeError:
+        return  # the digest check refuses it
+    changes = changed_keys(before, config.document, config.defaults, league=False)
+    if changes:
+        raise StoreError(
+            f"{store.path} holds this tournament started with other settings: "
+            f"{_listed_changes(changes)}. Restore them to resume it"
+        )
+    _changed_bot(config, meta, "tournament")
+    if not meta.get("bot_fingerprints"):
+        raise StoreError(
+            f"{store.path} holds this tournament with other bot files: no key of "
+            f"{config.source} changed, so a bot's program did (which one is not known: the "
+            "tournament was started by an older version). Restore it to resume it"
+        )
+    _renew_digest(config, store, meta)
+
+
+def _renew_digest(config: TourneyConfig, store: Store, meta: Mapping[str, str]) -> None:
+    """Nothing that decides the results changed, yet the digest did (a key written out at its
+    default, by a version that counted it): the stored digest becomes this one."""
+    if meta.get("config_digest") != config.digest:
+        store.set_meta({"config_digest": config.digest})
 
 
 def _warn(message: str) -> None:

@@ -17,6 +17,8 @@ cards of a pass) and prints ``RESULT <word> <value>`` lines the tests read from 
   and touch it; it replies once both have (or the child is gone).
 - ``oomchild AT MB``: plays, and on its request number AT forks a child that forks again;
   both map MB of memory and touch it; it replies once the child is gone.
+- ``stamp MS``: computes MS milliseconds per decision; prints ``RESULT stamp <kind> <start>
+  <end>`` (the wall clock in ns, which every sandbox shares) for each: when it ran.
 - ``ponder``: a child process burns CPU for ever; prints ``RESULT idle <cpu> <wall>`` at
   shutdown: the CPU seconds the child used, and the wall seconds that passed, from each of
   the bot's replies to its next request (while it owed no decision).
@@ -165,6 +167,11 @@ def main() -> int:
             os.waitpid(child, 0)
         elif MODE == "slow":
             time.sleep(int(ARGS[0]) / 1000)
+        elif MODE == "stamp":
+            started = time.time_ns()
+            while time.time_ns() < started + int(ARGS[0]) * 1_000_000:
+                pass
+            result("stamp", f"{message['kind']} {started} {time.time_ns()}")
         if MODE == "ponder":
             replied = (cpu_of(burner), time.monotonic())
         sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
