@@ -439,6 +439,7 @@ class TestPonder:
         else:
             assert overlaps == [], overlaps[:3]
 
+
 COLLUDER = os.path.join(os.path.dirname(__file__), "bots", "colluder.py")
 
 
