@@ -29,7 +29,9 @@ match's bots in its seats, instead of a game played by bot processes. The server
 that league as it would its own: the next waves are drawn and played by real sandboxed bots.
 
     python benchmarks/server.py [--bots 1000] [--games 100000] [--rate 100] [--seconds 20]
-                                [--clients 50] [--first-game-wait 120] [--keep DIR]
+                                [--clients 50] [--watch 60] [--first-game-wait 60] [--keep DIR]
+
+benchmarks/server.md quotes its figures.
 """
 
 from __future__ import annotations
