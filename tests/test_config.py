@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -246,6 +247,31 @@ class TestErrors:
             load_config_text("seed: -1\n", source="s.yaml")
         assert isinstance(caught.value, ConfigError)
         assert "s.yaml:1: key `seed`: expected an integer >= 0" in str(caught.value)
+
+    @pytest.mark.slow
+    def test_a_misspelt_key_is_reported_once_with_the_key_it_resembles(self, folder: Path) -> None:
+        """`tourney --check`: each misspelt key is one error naming the key it resembles (the
+        sandbox's keys were reported twice; a misspelt required key was also "missing")."""
+        path = folder / "t.yaml"
+        path.write_text(
+            MINIMAL.replace("table_size: 2", "table_size: 2\nsandbox: {pondr: true}")
+            + "schedule: {type: gauntlet, candidates: [a], repeats: 2, stop: {margn: 1}}\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "ohseven.referee.cli", "tourney", str(path), "--check"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        errors = [line.strip() for line in done.stderr.splitlines() if line.startswith("  ")]
+        assert errors == [
+            f"{path}:4: key `sandbox.pondr`: unknown key (did you mean `ponder`?); expected one "
+            "of mode, ponder, extra_paths, memory_mb, cpu_seconds, processes, file_size_mb, "
+            "open_files, log_bytes, scratch_mb, cpus",
+            f"{path}:8: key `schedule.stop.margn`: unknown key (did you mean `margin`?); "
+            "expected one of confidence, margin, min_games",
+        ]
 
     @given(st.dictionaries(st.text(min_size=1, max_size=8), st.integers(), max_size=4))
     def test_unknown_top_keys_are_always_reported(self, extra: dict) -> None:

@@ -5,6 +5,7 @@ the same tournament; a changed key is named, as is a bot whose program changed."
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -139,3 +140,31 @@ class TestDefaults:
         defaults = {"rules.passing": False, "schedule.repeats": 1}
         data = {"rules": {"passing": 0}, "schedule": {"repeats": 1.0}}
         assert strip_defaults(data, defaults) == {"rules": {"passing": 0}}
+
+
+class TestFresh:
+    def test_a_wrong_cluster_address_discards_nothing(self, folder: Path) -> None:
+        """`--fresh --cluster` with an address no scheduler listens on: the error, and the
+        tournament's games still there (they were discarded before the run failed)."""
+        config = started(folder, ROUND_ROBIN)
+        games = sqlite3.connect(folder / "out" / "tournament.sqlite")
+        try:
+            before = games.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        finally:
+            games.close()
+        assert before > 0
+        done = subprocess.run(
+            [sys.executable, "-m", "ohseven.referee.cli", "tourney", str(config), "--quiet"]
+            + ["--fresh", "--cluster", "tcp://127.0.0.1:9"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 1
+        assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in done.stderr
+        assert (folder / "out" / "leaderboard.csv").exists()
+        games = sqlite3.connect(folder / "out" / "tournament.sqlite")
+        try:
+            assert games.execute("SELECT COUNT(*) FROM games").fetchone()[0] == before
+        finally:
+            games.close()

@@ -4,6 +4,7 @@ collects every mistake as ``file:line: key `k`: ...``, and the typed getters of 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -84,12 +85,19 @@ class Reader:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.defaults: dict[str, Any] = {}
+        self._misspelt: set[str] = set()  # key paths an unknown key resembles
 
     def keys(self, data: dict, path: str, allowed: tuple[str, ...]) -> None:
+        """Report each key of ``data`` not ``allowed``, with the allowed key it resembles (a
+        required key so misspelt is not reported missing as well)."""
         for key in data:
             if key not in allowed:
                 child = f"{path}.{key}" if path else key
-                self.doc.error(child, f"unknown key; expected one of {', '.join(allowed)}")
+                close = difflib.get_close_matches(key, [k for k in allowed if k not in data], 1)
+                meant = f" (did you mean `{close[0]}`?)" if close else ""
+                if close:
+                    self._misspelt.add(f"{path}.{close[0]}" if path else close[0])
+                self.doc.error(child, f"unknown key{meant}; expected one of {', '.join(allowed)}")
 
     def get(
         self,
@@ -105,7 +113,7 @@ class Reader:
         if not required:
             self.defaults[child] = default
         if key not in data or data[key] is None:
-            if required:
+            if required and child not in self._misspelt:
                 self.doc.error(path, f"missing key `{key}` ({expected})")
             return default
         value = data[key]

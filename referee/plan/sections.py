@@ -528,7 +528,7 @@ def read_sandbox(reader: Reader, data: dict) -> SandboxSettings:
         mode=mode or "bwrap",
         limits=_limits(
             reader,
-            {k: v for k, v in sb.items() if k not in ("mode", "ponder", "extra_paths")},
+            {k: v for k, v in sb.items() if k in LIMIT_KEYS},  # others: reported above
             "sandbox",
         ),
         ponder=reader.get(

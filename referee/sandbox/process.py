@@ -78,7 +78,7 @@ from ohseven.referee.sandbox.uids import (
     lease_uid,
 )
 
-__all__ = ["BotProcess"]
+__all__ = ["BotProcess", "malloc_arenas"]
 
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
@@ -91,6 +91,11 @@ _THREAD_VARIABLES = (
     "MKL_NUM_THREADS",
     "NUMEXPR_MAX_THREADS",
 )
+
+
+def malloc_arenas(cpus: float) -> int:
+    """``MALLOC_ARENA_MAX`` of a bot allowed ``cpus`` cores: 2, or its cores if more."""
+    return max(2, math.ceil(cpus))
 
 
 class BotProcess:
@@ -198,26 +203,17 @@ class BotProcess:
     def freeze(self) -> None:
         """The bot owes no decision: its processes may not run until :meth:`thaw` (a no-op
         with ``ponder`` on, or where there is no freezer). It does not wait for them to be
-        frozen; a bot that has not yet used CPU while it rested is frozen only once it does
-        (seen by :meth:`check_rest`), see ``cgroups.BotCgroup.rest``."""
+        frozen (the kernel stops each task within microseconds). Every bot is frozen as soon
+        as it has answered, however little it computes at rest: then no two bots of a table
+        ever run at once (the table asks one at a time, ``core.table.Table.one_at_a_time``),
+        and none can tell another anything through the CPU they would share."""
         if self._cgroup is not None and not self.config.ponder and not self._killed:
-            self._cgroup.rest()
-
-    def check_rest(self) -> None:
-        """Freeze the bot now if it has used CPU since :meth:`freeze` (call it periodically)."""
-        if self._cgroup is not None and not self._killed:
-            self._cgroup.check_rest()
+            self._cgroup.freeze()
 
     def thaw(self) -> None:
         """Let the bot's processes run again (at once, when this returns)."""
         if self._cgroup is not None and not self._killed:
             self._cgroup.thaw()
-
-    @property
-    def pondering(self) -> bool:
-        """It has been caught computing at rest: :meth:`freeze` freezes it at once."""
-        group = self._cgroup
-        return group is not None and group.ponderer and not self.config.ponder
 
     def limit_hit(self) -> str | None:
         """Which limit the kernel enforced by killing a process of the bot (an OOM kill), if
@@ -344,6 +340,9 @@ class BotProcess:
             # numeric libraries size their thread pools by the host's cores, which a bot's
             # CPU quota and process count do not allow: by its cores instead
             **dict.fromkeys(_THREAD_VARIABLES, str(max(1, math.ceil(config.limits.cpus)))),
+            # glibc reserves 64 MiB of address space per malloc arena, up to 8 per host core:
+            # under RLIMIT_AS (memory_mb) a JVM's or Go's threads then fail to start
+            "MALLOC_ARENA_MAX": str(malloc_arenas(config.limits.cpus)),
         }
         env.update(self.env)
         command = [program, *self.command[1:]]

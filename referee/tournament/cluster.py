@@ -35,11 +35,13 @@ import io
 import os
 import queue
 import shutil
+import socket
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import urllib.parse
 import uuid
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -85,6 +87,29 @@ class ClusterError(TourneyError):
 
 
 # --------------------------------------------------------------------------- shipping bots
+
+
+def _unreachable(address: str, error: object) -> ClusterError:
+    return ClusterError(
+        f"cannot reach the Dask scheduler at {address}: {error}. Start it with "
+        "`dask scheduler` (see docs/CLUSTER.md), or drop `cluster` to play locally"
+    )
+
+
+def check_reachable(address: str, seconds: float = 5.0) -> None:
+    """Raise :class:`ClusterError` unless the scheduler's port at ``address`` accepts a TCP
+    connection within ``seconds`` (tried again while refused: a scheduler may be starting).
+    ``tourney --fresh`` asks before it discards anything."""
+    parts = urllib.parse.urlsplit(address)
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with socket.create_connection((parts.hostname, parts.port), timeout=seconds):
+                return
+        except (OSError, ValueError) as error:
+            if time.monotonic() >= deadline or not isinstance(error, ConnectionRefusedError):
+                raise _unreachable(address, error) from None
+        time.sleep(0.2)
 
 
 def bundle_directory(
@@ -421,10 +446,7 @@ class ClusterPool:
         try:
             self.client = distributed.Client(address, timeout=connect_seconds, set_as_default=False)
         except (OSError, TimeoutError) as error:
-            raise ClusterError(
-                f"cannot reach the Dask scheduler at {address}: {error}. Start it with "
-                "`dask scheduler` (see docs/CLUSTER.md), or drop `cluster` to play locally"
-            ) from None
+            raise _unreachable(address, error) from None
         try:
             if bot_mode == "ship":
                 self._ship(bots)

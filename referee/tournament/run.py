@@ -49,7 +49,7 @@ from ohseven.referee.secret import (
 )
 from ohseven.referee.site.publish import REPLAY_DATA, publish
 from ohseven.referee.terminal import printable
-from ohseven.referee.tournament.cluster import ClusterPool
+from ohseven.referee.tournament.cluster import ClusterPool, check_reachable
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.feeds import Feed, LeagueFeed, ScheduleFeed, StoppingFeed
 from ohseven.referee.tournament.pool import GameEnded, Job, LocalPool, MatchEnded, Pool, Runner
@@ -205,7 +205,9 @@ def run_tournament(
         house = config
         if roster is not None:
             config = roster(house)
-        if fresh:
+        if fresh:  # nothing is discarded for a run that cannot start
+            if (cluster or config.cluster) is not None:
+                check_reachable(cluster or config.cluster or "")
             _remove_store(output)
         secret = tournament_secret(config, output)
         matches_total, total_games = schedule_size(config)
