@@ -134,7 +134,7 @@ class Server:
         an address (or an author name) past its failures (see ``ratelimit``)."""
         state = request.scope.setdefault("state", {})
         if "session_author" in state:  # checked once a request (and counted once)
-            return state["session_author"]  # type: ignore[no-any-return]
+            return state["session_author"]
         value = request.cookies.get(SESSION_COOKIE)
         author = None
         if value is not None:
@@ -224,7 +224,7 @@ class Server:
         unknown one is a failure counted). Raises 429 like :meth:`session_author`."""
         state = request.scope.setdefault("state", {})
         if "bearer_author" in state:
-            return state["bearer_author"]  # type: ignore[no-any-return]
+            return state["bearer_author"]
         header = request.headers.get("authorization")
         author = None
         if header is not None:
