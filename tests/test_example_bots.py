@@ -1,10 +1,12 @@
-"""The example bots: names, strength (Monte Carlo beats heuristic), time budget, the C bot."""
+"""The example bots: names, strength (Monte Carlo beats heuristic), time budget, the C, Node.js
+and Java bots (docs/BOTS.md's commands for them run verbatim)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +26,30 @@ pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BOT_DIR = os.path.join(ROOT, "example_bots", "c_bot")
 NODE_BOT_DIR = os.path.join(ROOT, "example_bots", "node_bot")
+JAVA_BOT_DIR = os.path.join(ROOT, "example_bots", "java_bot")
+BOTS_MD = os.path.join(ROOT, "docs", "BOTS.md")
+
+
+def doc_block(containing: str) -> str:
+    """The one ```sh block of docs/BOTS.md that contains ``containing``."""
+    with open(BOTS_MD, encoding="utf-8") as handle:
+        blocks = re.findall(r"```sh\n(.*?)```", handle.read(), re.DOTALL)
+    (block,) = [block for block in blocks if containing in block]
+    return block
+
+
+def run_shell(script: str, cwd: str) -> subprocess.CompletedProcess:
+    """``script`` run by bash as an author would type it: ``ohseven-referee`` is the one
+    installed next to this Python."""
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 class TestNames:
@@ -225,3 +251,108 @@ class TestReproducibility:
                 runs[-1].append(moves)
         assert runs[0] == runs[1]
         assert runs[0][-1] and all(runs[0][-1])
+
+
+@pytest.fixture(scope="module")
+def java_work(tmp_path_factory) -> str:
+    """A folder holding a copy of example_bots/java_bot (its sources and Makefile only),
+    built with the docs' ``make`` (javac and jar); the docs' commands run from it."""
+    if shutil.which("javac") is None or shutil.which("jar") is None:
+        pytest.skip("no JDK here: javac and jar are needed (Debian: default-jdk-headless)")
+    work = tmp_path_factory.mktemp("java")
+    shutil.copytree(
+        JAVA_BOT_DIR,
+        work / "example_bots" / "java_bot",
+        ignore=shutil.ignore_patterns("classes", "*.jar"),
+    )
+    shutil.copy(os.path.join(ROOT, "example_bots", "random_bot.py"), work / "example_bots")
+    built = run_shell("make -C example_bots/java_bot", str(work))
+    assert built.returncode == 0, built.stdout + built.stderr
+    return str(work)
+
+
+def java_command() -> str:
+    """The small-reservation java command of docs/BOTS.md, with the example's jar."""
+    script = doc_block("java_bot.jar").replace("\\\n", "")
+    (flags,) = re.findall(r'^JAVA="(.*)"$', script, re.MULTILINE)
+    return " ".join(flags.split()) + " -jar example_bots/java_bot/java_bot.jar"
+
+
+class TestJavaBot:
+    def test_the_docs_commands_pass_check_bot(self, java_work):
+        """docs/BOTS.md's Java block, run verbatim: both commands (small reservations at the
+        default memory_mb; the JVM's defaults at --memory-mb 4096) pass every check of
+        check-bot in the default sandbox, as deterministic (seeded by OHSEVEN_SEED)."""
+        proc = run_shell(doc_block("java_bot.jar"), java_work)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out[-4000:]
+        assert proc.stdout.count("OK: 26 of 26 checks passed") == 2, out[-4000:]
+        assert proc.stdout.count("deterministic under a fixed seed: yes") == 2, out[-4000:]
+        assert "sandbox bwrap" in proc.stdout
+
+    def test_the_jvm_defaults_do_not_start_at_the_default_memory(self, java_work):
+        """Why the docs give the flags: the same bot with the JVM's defaults fails at the
+        default memory_mb (so the check above can fail), with the JVM's own reason shown."""
+        proc = run_shell(
+            "ohseven-referee check-bot --game oh-hell --max-failures 1 --seed 1 "
+            '"java -jar example_bots/java_bot/java_bot.jar"',
+            java_work,
+        )
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "no_start" in proc.stdout and "Error occurred during initialization of VM" in (
+            proc.stdout
+        )
+
+    @pytest.mark.parametrize("game", ["oh-seven", "oh-hell"])
+    def test_plays_a_match_in_the_default_sandbox(self, java_work, game):
+        """``match`` with the docs' java command against two random bots: no fault."""
+        proc = run_shell(
+            f"ohseven-referee match --json --game {game} --games 2 --seed 11 "
+            f'"{java_command()}" example_bots/random_bot.py example_bots/random_bot.py',
+            java_work,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        bots = {bot["name"]: bot for bot in json.loads(proc.stdout)["bots"]}
+        assert bots["java"]["faults"] == {}, proc.stdout
+        assert len(json.loads(proc.stdout)["games"]) == 2
+
+    def test_answers_the_largest_request(self, java_work, tmp_path):
+        """``replay --at`` the last move of a 9-player Oh-Seven game with the card pass sends the
+        Java bot the whole game's events at once (hundreds of them, a message well over the
+        255 bytes of a short ZMTP frame); it answers a legal move."""
+        replays = tmp_path / "replays"
+        random_bot = "example_bots/random_bot.py"
+        played = run_shell(
+            f"ohseven-referee match --games 1 --seed 5 --rule passing=true --replays {replays} "
+            f'"{java_command()}" ' + " ".join([random_bot] * 8),
+            java_work,
+        )
+        assert played.returncode == 0, played.stdout + played.stderr
+        (replay,) = sorted(replays.glob("*.json"))
+        moves = len(json.loads(replay.read_text())["moves"])
+        asked = run_shell(
+            f'ohseven-referee replay {replay} --json --at {moves} --bot "{java_command()}"',
+            java_work,
+        )
+        assert asked.returncode == 0, asked.stdout + asked.stderr
+        answer = json.loads(asked.stdout)
+        assert answer["events"] > 300 and answer["accepted"] and not answer["fault"], answer
+
+    def test_without_environment(self, java_work):
+        """Started by hand, the Java bot explains what it needs and exits 2."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OHSEVEN_")}
+        jar = os.path.join(java_work, "example_bots", "java_bot", "java_bot.jar")
+        proc = subprocess.run(["java", "-jar", jar], capture_output=True, text=True, env=env)
+        assert proc.returncode == 2 and "OHSEVEN_ENDPOINT" in proc.stderr
+
+
+class TestNodeDocs:
+    def test_the_docs_command_passes_check_bot(self, node_bot):
+        """docs/BOTS.md's Node.js check-bot command, verbatim from the repository's root (its
+        npm ci is CI's and the node_bot fixture's precondition)."""
+        block = doc_block("node_bot/bot.js")
+        commands = [line for line in block.splitlines() if line.startswith("ohseven-referee")]
+        assert commands
+        proc = run_shell("\n".join(commands), ROOT)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+        assert "OK: 26 of 26 checks passed" in proc.stdout

@@ -78,7 +78,7 @@ from ohseven.referee.sandbox.uids import (
     lease_uid,
 )
 
-__all__ = ["BotProcess"]
+__all__ = ["BotProcess", "malloc_arenas"]
 
 
 _START_TIMEOUT = 10.0  # seconds bubblewrap may take to set the sandbox up
@@ -91,6 +91,11 @@ _THREAD_VARIABLES = (
     "MKL_NUM_THREADS",
     "NUMEXPR_MAX_THREADS",
 )
+
+
+def malloc_arenas(cpus: float) -> int:
+    """``MALLOC_ARENA_MAX`` of a bot allowed ``cpus`` cores: 2, or its cores if more."""
+    return max(2, math.ceil(cpus))
 
 
 class BotProcess:
@@ -344,6 +349,9 @@ class BotProcess:
             # numeric libraries size their thread pools by the host's cores, which a bot's
             # CPU quota and process count do not allow: by its cores instead
             **dict.fromkeys(_THREAD_VARIABLES, str(max(1, math.ceil(config.limits.cpus)))),
+            # glibc reserves 64 MiB of address space per malloc arena, up to 8 per host core:
+            # under RLIMIT_AS (memory_mb) a JVM's or Go's threads then fail to start
+            "MALLOC_ARENA_MAX": str(malloc_arenas(config.limits.cpus)),
         }
         env.update(self.env)
         command = [program, *self.command[1:]]

@@ -88,7 +88,10 @@ def whoami():
     result("home", os.environ.get("HOME"))
     result("cwd", os.getcwd())
     result("env", ",".join(sorted(os.environ)))
-    pools = (os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+    pools = (
+        os.environ.get(name)
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MALLOC_ARENA_MAX")
+    )
     result("threads", " ".join(map(str, pools)))
 
 
