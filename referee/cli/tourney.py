@@ -123,7 +123,7 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
     for index, bot in enumerate(config.bots):
         if bot.name in failures:
             why, output = failures[bot.name]
-            key = next(  # the key that says how it starts: its command, or its file
+            where = next(  # the key that says how it starts: its command, or its file
                 (
                     f"bots[{index}].{part}"
                     for part in ("command", "file")
@@ -132,7 +132,7 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
                 f"bots[{index}]",
             )
             lines.append(
-                f"  {config.where(key)}: key `{key}` ({printable(bot.name)}): {printable(why)}"
+                f"  {config.where(where)}: key `{where}` ({printable(bot.name)}): {printable(why)}"
             )
             tail = printable(output).strip().splitlines()[-12:]
             lines += [f"    | {line}" for line in tail] or ["    (it printed nothing)"]
