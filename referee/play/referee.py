@@ -118,10 +118,14 @@ class BotLink:
     def wake(self) -> None:
         process = self.bot.process
         if process is not None:
-            referee = self.referee
-            if process in referee.to_rest:  # asked again before it came to rest
-                referee.to_rest.remove(process)
-            else:  # its rest is checked now: a CPU reading after the thaw would count its work
+            resting = self.referee.to_rest
+            again = process in resting  # asked again before it came to rest: never frozen
+            if resting:  # those that answered stop before this one runs: one bot at a time
+                for other in resting:
+                    if other is not process:
+                        other.freeze()
+                resting.clear()
+            if not again:
                 process.thaw()
 
     def send(self, table: Table, request: Request, events: list[Event]) -> None:
@@ -202,8 +206,8 @@ class Referee:
         #: seconds the loop spent killing bots: the tables' clock stands still meanwhile
         self.stalled = 0.0
         #: the bookkeeping of a decision that waits until the next requests are out
-        #: (:meth:`_settle`): the processes that answered and come to rest, and the connections
-        #: just asked
+        #: (:meth:`_settle`): the processes that answered and come to rest (frozen before
+        #: another bot is woken, :meth:`BotLink.wake`), and the connections just asked
         self.to_rest: list[BotProcess] = []
         self.asked: list[Connection] = []  # their replies are to be noted (``expect``)
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
@@ -437,8 +441,6 @@ class Referee:
                 limit = bot.process.limit_hit()  # a process of the bot was killed for it
                 if limit is not None:
                     self._lose(bot, FaultStatus.LIMIT, limit)
-                    continue
-                bot.process.check_rest()  # frozen if it computes while it owes nothing
 
     # -- messages
 
@@ -561,10 +563,7 @@ class Referee:
         bot = self.bots_at[request.seat]
         process = bot.process if bot is not None else None
         if process is not None:  # its reply is in: it owes no decision until the next request
-            if process.pondering:
-                process.freeze()  # caught computing at rest before: frozen at once
-            else:
-                self.to_rest.append(process)  # its CPU time noted once the requests are out
+            self.to_rest.append(process)  # frozen before another bot is woken
         state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: Hello) -> None:
@@ -590,6 +589,8 @@ class Referee:
                     with contextlib.suppress(OSError):
                         os.unlink(bot.bound[len("ipc://") :])
                 self._send(rid, answer)
+                if bot.process is not None:  # it owes nothing until its first request
+                    bot.process.freeze()
                 return
         self._send(rid, error_message("unknown secret"))
 
@@ -727,7 +728,7 @@ class Referee:
     def _settle(self) -> None:
         """What a decision leaves for after the next requests are out (the table waits on the
         transport only then): the usual replies to them are noted, and the bots that answered
-        come to rest (their CPU time is read, which is not on the next bot's clock)."""
+        come to rest (frozen, if no other bot was woken since)."""
         asked, resting = self.asked, self.to_rest
         if asked:
             codec = self.codec
