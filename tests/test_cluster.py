@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from ohseven.core.rules import Rules
 from ohseven.referee.plan.config import ConfigError
 from ohseven.referee.plan.loader import example_bots_dir, load_config, load_config_text
+from ohseven.referee.plan.run_plan import sandbox_config
 from ohseven.referee.plan.schedule import build_schedule
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec
@@ -44,11 +45,7 @@ from ohseven.referee.tournament.cluster import (
     unpack_bundle,
 )
 from ohseven.referee.tournament.pool import Job, MatchEnded
-from ohseven.referee.tournament.run import (
-    STAGING_NAME,
-    run_tournament,
-    sandbox_config,
-)
+from ohseven.referee.tournament.run import STAGING_NAME, run_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

@@ -108,7 +108,7 @@ class TestValid:
     def test_cpus_and_ponder(self, folder: Path) -> None:
         """``cpus`` is a number (a fraction of a core too), ``ponder`` a boolean for the sandbox
         and per bot; both reach the sandbox of the match."""
-        from ohseven.referee.tournament.run import sandbox_config
+        from ohseven.referee.plan.run_plan import sandbox_config
 
         config = load(
             folder,
@@ -358,7 +358,7 @@ class TestExtraPaths:
 
     def test_accepted_and_passed_to_the_sandbox(self, folder: Path, tmp_path_factory) -> None:
         """`sandbox.extra_paths` lists absolute folders that reach the bots' SandboxConfig."""
-        from ohseven.referee.tournament.run import sandbox_config
+        from ohseven.referee.plan.run_plan import sandbox_config
 
         lib = tmp_path_factory.mktemp("jdk")
         config = load(folder, self.BASE + f"sandbox: {{extra_paths: [{lib}]}}\n")

@@ -176,7 +176,7 @@ class TestShortNames:
 class TestDisplay:
     def test_quiet_prints_nothing(self, config: TourneyConfig, document: dict, capsys) -> None:
         """``quiet``: no progress, no board, no messages, on either stream."""
-        with Display(config, 10, 0, quiet=True) as display:
+        with Display(config.name, 10, 0, quiet=True) as display:
             display.advance(2)
             display.total(12)
             display.board(document)
@@ -187,7 +187,7 @@ class TestDisplay:
         self, config: TourneyConfig, document: dict, capsys
     ) -> None:
         """The live display writes to stderr (stdout stays for the results) with the board."""
-        with Display(config, 10, 0, quiet=False) as display:
+        with Display(config.name, 10, 0, quiet=False) as display:
             display.advance(2)
             display.board(document)
             display.message("match m00001 failed: it broke")

@@ -15,11 +15,11 @@ import sys
 
 from ohseven.referee.plan.config import ConfigError, is_cluster_address
 from ohseven.referee.plan.loader import load_config
+from ohseven.referee.plan.run_plan import sandbox_config
 from ohseven.referee.plan.sections import is_listen_address
 from ohseven.referee.results.store import StoreError
 from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
 from ohseven.referee.tournament.errors import TourneyError
-from ohseven.referee.tournament.run import sandbox_config
 
 __all__ = ["configure", "run"]
 

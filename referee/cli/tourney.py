@@ -32,6 +32,7 @@ from typing import Any
 from ohseven.referee.files import DB_NAME
 from ohseven.referee.plan.config import ConfigError, TourneyConfig, is_cluster_address
 from ohseven.referee.plan.loader import demo_config, load_config
+from ohseven.referee.plan.run_plan import sandbox_config
 from ohseven.referee.plan.schedule import schedule_size
 from ohseven.referee.plan.sections import MAX_WORKERS
 from ohseven.referee.play.match import start_check
@@ -50,7 +51,7 @@ from ohseven.referee.sandbox.staging import StagingError, referee_paths, staged_
 from ohseven.referee.secret import short_seed_warning
 from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.errors import TourneyError
-from ohseven.referee.tournament.run import run_tournament, sandbox_config
+from ohseven.referee.tournament.run import run_tournament
 
 __all__ = ["configure", "run"]
 

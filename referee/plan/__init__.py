@@ -3,4 +3,6 @@ values it is read into (``config``: ``TourneyConfig``, ``ConfigError``), the YAM
 its typed getters (``document``), each section's parser (``sections``), the digests of what
 decides the results (``digests``) and reading a file (``loader``: ``load_config``); the schedule
 of matches built lazily in canonical order (``schedule``) and the sequential stopping rule of a
-gauntlet (``stopping``). It plays nothing and stores nothing."""
+gauntlet (``stopping``); and the run plan, the configuration resolved once into what a run needs
+(``run_plan``: ``RunPlan``, ``sandbox_config``), handed down to the run loop. It plays nothing
+and stores nothing."""

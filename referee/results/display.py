@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
-from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.terminal import console, markup, printable
 from rich import box
 from rich.console import Group
@@ -258,7 +257,7 @@ class BoardView:
 class Display:
     """A rich progress bar with ETA and a live leaderboard; silent when ``quiet``."""
 
-    def __init__(self, config: TourneyConfig, total: int, done: int, quiet: bool) -> None:
+    def __init__(self, name: str, total: int, done: int, quiet: bool) -> None:
         self.quiet = quiet
         self.live = None
         if quiet:
@@ -266,7 +265,7 @@ class Display:
 
         self.console = console(stderr=True)
         self.progress = Progress(
-            TextColumn(f"[bold]{markup(config.name)}[/] games"),
+            TextColumn(f"[bold]{markup(name)}[/] games"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),

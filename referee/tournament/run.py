@@ -30,14 +30,15 @@ from ohseven.referee.files import DB_NAME, STAGING_NAME, write_json_atomic
 from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
-from ohseven.referee.plan.schedule import ScheduledMatch, schedule_size
+from ohseven.referee.plan.run_plan import RunPlan
+from ohseven.referee.plan.schedule import ScheduledMatch
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.match import play_match, start_check
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.display import Display
 from ohseven.referee.results.store import Store, StoreError
-from ohseven.referee.sandbox.settings import Limits, SandboxConfig
+from ohseven.referee.sandbox.settings import SandboxConfig
 from ohseven.referee.sandbox.staging import StagingError, referee_paths, stage, stage_each
 from ohseven.referee.secret import (
     SECRET_NAME,
@@ -56,7 +57,6 @@ from ohseven.referee.tournament.pool import GameEnded, Job, LocalPool, MatchEnde
 
 __all__ = [
     "run_tournament",
-    "sandbox_config",
     "tournament_secret",
     "STAGING_NAME",
     "TourneyError",
@@ -78,17 +78,6 @@ class TourneyOutcome:
 
 def _default_runner(spec: MatchSpec, **kwargs: Any) -> MatchResult:
     return play_match(spec, **kwargs)
-
-
-def sandbox_config(config: TourneyConfig) -> SandboxConfig:
-    """The ``sandbox.SandboxConfig`` of the tournament (limits not given keep their defaults)."""
-    limits = Limits(**dict(config.sandbox.limits))  # type: ignore[arg-type]  # checked by config
-    return SandboxConfig(
-        mode=config.sandbox.mode,
-        limits=limits,
-        ponder=config.sandbox.ponder,
-        extra_paths=config.sandbox.extra_paths,
-    )
 
 
 @contextlib.contextmanager
@@ -191,7 +180,7 @@ def run_tournament(
     fresh: bool = False,
     quiet: bool = True,
     runner: Runner | None = None,
-    sandbox: Any = None,
+    sandbox: SandboxConfig | None = None,
     board_interval: float = 0.5,
     cluster: str | None = None,
     roster: Callable[[TourneyConfig], TourneyConfig] | None = None,
@@ -212,26 +201,30 @@ def run_tournament(
     raise_fd_limit()  # the workers inherit it
     started = time.monotonic()
     output = Path(config.output)
-    workers = max(1, workers or config.workers)
-    league = config.schedule.type == "league"
     with _lock(output):
         config = _staged(config, output)
         house = config
         if roster is not None:
             config = roster(house)
         if fresh:  # nothing is discarded for a run that cannot start
-            if (cluster or config.cluster) is not None:
-                check_reachable(cluster or config.cluster or "")
+            if (address := cluster or config.cluster) is not None:
+                check_reachable(address)
             _remove_store(output)
-        secret = tournament_secret(config, output)
-        matches_total, total_games = schedule_size(config)
+        plan = RunPlan.resolve(
+            config,
+            tournament_secret(config, output),
+            workers=workers,
+            cluster=cluster,
+            sandbox=sandbox,
+        )
+        secret = plan.secret
         with Store.open(output) as store:
             store.setup(
                 digest=config.digest,
                 config=config.document,
                 secret_fingerprint=fingerprint(secret),
                 secret_changed=_secret_changed(config, output),
-                accept=lambda meta: (_accept_league if league else _accept_resume)(
+                accept=lambda meta: (_accept_league if plan.league else _accept_resume)(
                     config, store, meta
                 ),
             )
@@ -247,7 +240,7 @@ def run_tournament(
                 }
             )
             board = Leaderboard(
-                config, total_games, matches_total, secret, sorted(store.bot_names())
+                config, plan.games_total, plan.matches_total, secret, sorted(store.bot_names())
             )
             feed: Feed = (  # a league's feed withdraws the matches of bots that left
                 LeagueFeed(
@@ -257,9 +250,9 @@ def run_tournament(
                     board,
                     roster=None if roster is None else (lambda: roster(house)),
                     # each bot started before its own first match (not all before any game)
-                    validate=_validator(config, store, sandbox) if runner is None else None,
+                    validate=_validator(plan, store) if runner is None else None,
                 )
-                if league
+                if plan.league
                 else ScheduleFeed(config, secret, store)
                 if board.stopping is None
                 else StoppingFeed(config, secret, store, board)
@@ -277,8 +270,8 @@ def run_tournament(
                 feed.totals()
             # no more worker processes than matches left to play (each is a process, started
             # whether it gets a match or not)
-            workers = max(1, min(workers, board.matches_total - board.matches_done))
-            capacity = 4 * workers if (cluster or config.cluster) is None else 512
+            workers = max(1, min(plan.workers, board.matches_total - board.matches_done))
+            capacity = 4 * workers if plan.cluster is None else 512
             first = feed.take(capacity, idle=True)
             store.set_meta(
                 {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
@@ -288,14 +281,11 @@ def run_tournament(
                 if site:
                     publish_site(output, _warn)
                 return _outcome(store, board, 0, False, started)
-            if sandbox is None and runner is None:
-                sandbox = sandbox_config(config)
-            replay_dir = str(output / "replays") if config.replays else None
-            if replay_dir is not None:  # the raw replays name their seeds: private
-                Path(replay_dir).mkdir(parents=True, exist_ok=True)
-                os.chmod(replay_dir, 0o700)
+            if plan.replay_dir is not None:  # the raw replays name their seeds: private
+                plan.replay_dir.mkdir(parents=True, exist_ok=True)
+                os.chmod(plan.replay_dir, 0o700)
             played, interrupted = _play(
-                config,
+                plan,
                 store,
                 board,
                 feed,
@@ -303,12 +293,11 @@ def run_tournament(
                 workers=workers,
                 capacity=capacity,
                 runner=runner or _default_runner,
-                sandbox=sandbox,
-                replay_dir=replay_dir,
+                # a runner given without a sandbox plays with its own default
+                sandbox=plan.sandbox if sandbox is not None or runner is None else None,
                 quiet=quiet,
                 board_interval=board_interval,
                 site_interval=30.0 if site else math.inf,
-                cluster=cluster or config.cluster,
             )
             document = board.document()
             write_json_atomic(output / LEADERBOARD_NAME, document)
@@ -350,9 +339,7 @@ def start_key(bot: BotSpec) -> str:
     return hashlib.sha256(what.encode()).hexdigest()
 
 
-def _validator(
-    config: TourneyConfig, store: Store, sandbox: Any
-) -> Callable[[Sequence[BotSpec]], dict[str, str]]:
+def _validator(plan: RunPlan, store: Store) -> Callable[[Sequence[BotSpec]], dict[str, str]]:
     """A league's lazy validation (``LeagueFeed.validate``): the bots given are started once
     as their matches will start them (``match.start_check``; bots alike once) unless one alike
     started before, in this run or an earlier one (remembered in the store by
@@ -369,8 +356,8 @@ def _validator(
             return {}
         started = start_check(
             tuple(first.values()),
-            sandbox=sandbox if sandbox is not None else sandbox_config(config),
-            time_control=config.time_control,
+            sandbox=plan.sandbox,
+            time_control=plan.time_control,
         )
         why = {key: started[bot.name][0] for key, bot in first.items() if bot.name in started}
         known.update(key for key in first if key not in why)
@@ -464,7 +451,7 @@ def publish_site(output: Path, warn: Callable[[str], None]) -> None:
 
 
 def _play(
-    config: TourneyConfig,
+    plan: RunPlan,
     store: Store,
     board: Leaderboard,
     feed: Feed,
@@ -473,23 +460,21 @@ def _play(
     workers: int,
     capacity: int,
     runner: Runner,
-    sandbox: Any,
-    replay_dir: str | None,
+    sandbox: SandboxConfig | None,
     quiet: bool,
     board_interval: float,
     site_interval: float = 30.0,
-    cluster: str | None = None,
 ) -> tuple[int, bool]:
     by_index: dict[int, ScheduledMatch] = {}
     outstanding: set[int] = set()
     written: dict[int, set[int]] = {}
     played = 0
-    output = Path(config.output)
-    if cluster is None:
+    output = plan.output
+    replay_dir = None if plan.replay_dir is None else str(plan.replay_dir)
+    if plan.cluster is None:
         pool: Pool = LocalPool(workers)
     else:
-        bots = [bot.spec for bot in config.bots]
-        pool = ClusterPool(cluster, bots=bots, bot_mode=config.cluster_bots)
+        pool = ClusterPool(plan.cluster, bots=list(plan.bots), bot_mode=plan.cluster_bots)
 
     def submit(matches: Sequence[ScheduledMatch]) -> None:
         """Record the matches as scheduled, clear what an interrupted run left of them (a match
@@ -514,7 +499,7 @@ def _play(
 
     last_board = board_cost = site_cost = 0.0
     last_site = time.monotonic()
-    display = Display(config, board.total_games, len(board.games), quiet)
+    display = Display(plan.name, board.total_games, len(board.games), quiet)
     closed = False
 
     def write(index: int, record: GameRecord) -> None:
