@@ -187,7 +187,7 @@ class Referee:
         raise_fd_limit(
             open_descriptors()
             + FD_RESERVE
-            + sum(bot_capacity(self._sandbox_for(b)) for b in spec.bots)
+            + 2 * sum(bot_capacity(self._sandbox_for(b)) for b in spec.bots)  # spares too
         )
         self.next_id = 1
         #: the table of the game being played (None between games)
@@ -223,6 +223,8 @@ class Referee:
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
+        #: processes started ahead for the next game (:meth:`foresee`), by bot index
+        self.spares: dict[int, Contestant] = {}
 
     def _bind(self, bot: Contestant) -> None:
         """A new private directory and endpoint for ``bot``'s next process.
@@ -302,37 +304,43 @@ class Referee:
             self._launch_batch([chosen[index] for index in group])
 
     def _launch_batch(self, bots: list[Contestant]) -> None:
-        waiting = []
-        for bot in bots:
-            bot.launches += 1
-            bot.seen.clear()
-            if bot.launches > 1:
-                self.next_id += self._id_jump(bot)
-            secret = secrets.token_hex(16)
-            bot.connection = Connection(bot.spec.name, secret)
-            self._bind(bot)
-            env = {
-                "OHSEVEN_ENDPOINT": bot.endpoint,
-                "OHSEVEN_SECRET": secret,
-                "OHSEVEN_NAME": bot.spec.name,
-                # a seed for the bot's own randomness: the same match replays the same games
-                "OHSEVEN_SEED": str(self._bot_seed(bot)),
-                **self.env,
-            }
-            bot.process = BotProcess(
-                list(bot.spec.command),
-                name=bot.spec.name,
-                bot_dir=bot.spec.directory,
-                socket_dir=bot.socket_dir,
-                env=env,
-                config=self._sandbox_for(bot.spec),
-            )
-            try:
-                bot.process.start()
-            except BotStartError as error:
-                self._lose(bot, FaultStatus.NO_START, str(error))
-                continue
-            waiting.append(bot)
+        self._await_hellos([bot for bot in bots if self._spawn(bot)])
+
+    def _spawn(self, bot: Contestant) -> bool:
+        """Start a new process for ``bot`` in a new private directory and endpoint (its hello
+        is awaited by the caller); False if it could not be started."""
+        bot.launches += 1
+        bot.seen.clear()
+        if bot.launches > 1 and not bot.spare:  # a spare's jump is taken when it is swapped in
+            self.next_id += self._id_jump(bot)
+        secret = secrets.token_hex(16)
+        bot.connection = Connection(bot.spec.name, secret)
+        self._bind(bot)
+        env = {
+            "OHSEVEN_ENDPOINT": bot.endpoint,
+            "OHSEVEN_SECRET": secret,
+            "OHSEVEN_NAME": bot.spec.name,
+            # a seed for the bot's own randomness: the same match replays the same games
+            "OHSEVEN_SEED": str(self._bot_seed(bot)),
+            **self.env,
+        }
+        bot.process = BotProcess(
+            list(bot.spec.command),
+            name=bot.spec.name,
+            bot_dir=bot.spec.directory,
+            socket_dir=bot.socket_dir,
+            env=env,
+            config=self._sandbox_for(bot.spec),
+        )
+        try:
+            bot.process.start()
+        except BotStartError as error:
+            self._lose(bot, FaultStatus.NO_START, str(error))
+            return False
+        return True
+
+    def _await_hellos(self, waiting: list[Contestant]) -> None:
+        """Wait (bounded by the start time) for the hellos of ``waiting``'s new processes."""
         deadline = self.clock() + self.spec.time_control.start_seconds
         while True:
             waiting = [
@@ -362,7 +370,11 @@ class Referee:
         """``bot``'s process is gone (crash or failed start): close and kill it, record why.
 
         A crash (or an exit before hello) is a ``limit`` fault when the kernel enforced one of
-        the bot's limits."""
+        the bot's limits. A spare is discarded instead (its bot is then started the usual way,
+        where the same failure is its fault)."""
+        if bot.spare:
+            self._discard(bot)
+            return
         if status in (FaultStatus.CRASH, FaultStatus.NO_START) and bot.process is not None:
             limit = bot.process.limit_hit()
             if limit is not None:
@@ -399,7 +411,10 @@ class Referee:
 
     def _fault(self, bot: Contestant, status: FaultStatus, detail: str) -> None:
         """A fault of ``bot``: the table's (and its link's) business during a game of it, else
-        carried to its next game."""
+        carried to its next game. A spare's is not a fault: it is discarded (see :meth:`_lose`)."""
+        if bot.spare:
+            self._discard(bot)
+            return
         state = self.table
         seat = self.seat_of.get(bot.index) if state is not None else None
         if state is None or seat is None:
@@ -439,6 +454,13 @@ class Referee:
                     self._lose(bot, FaultStatus.LIMIT, limit)
                     continue
                 bot.process.check_rest()  # frozen if it computes while it owes nothing
+        for spare in list(self.spares.values()):
+            process = spare.process
+            if process is not None:
+                if process.poll() is not None or process.limit_hit() is not None:
+                    self._discard(spare)
+                else:
+                    process.check_rest()
 
     # -- messages
 
@@ -568,7 +590,7 @@ class Referee:
         state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: Hello) -> None:
-        for bot in self.bots:
+        for bot in [*self.bots, *self.spares.values()]:
             connection = bot.connection
             if (
                 connection is not None
@@ -583,13 +605,17 @@ class Referee:
                         self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
                     return
                 bot.routing_id = rid
-                bot.ever_ready = True
-                self.by_rid[rid] = bot
                 self.strangers.pop(rid, None)
                 if bot.bound is not None:  # no connection can be opened to it any more
                     with contextlib.suppress(OSError):
                         os.unlink(bot.bound[len("ipc://") :])
                 self._send(rid, answer)
+                if bot.spare:  # its frames are a stranger's until it is swapped in
+                    assert bot.process is not None
+                    bot.process.freeze()
+                    return
+                bot.ever_ready = True
+                self.by_rid[rid] = bot
                 return
         self._send(rid, error_message("unknown secret"))
 
@@ -644,12 +670,78 @@ class Referee:
         deal twice; a renewal is not a restart (no fault, no budget spent).
         """
         stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
+        spares, self.spares = self.spares, {}
+        swapped, fresh = [], []
         for bot in stale:
             if bot.active:
                 self._send(bot.routing_id, shutdown_message())
             self._disconnect(bot)
-        if stale:
-            self.start(stale)
+            spare = spares.pop(bot.index, None)
+            alive = spare is not None and spare.process is not None and spare.process.poll() is None
+            if spare is not None and alive and not bot.dropped:
+                self._swap(bot, spare)
+                swapped.append(bot)
+            else:
+                fresh.append(bot)
+        for spare in spares.values():  # not needed after all (its bot crashed or was dropped)
+            self._discard(spare)
+        self._await_hellos(swapped)
+        if fresh:
+            self.start(fresh)
+
+    # -- spares: the next game's fresh processes, started while this one is played
+
+    def foresee(self, seats: Sequence[Contestant], seed: int) -> None:
+        """The bots and the deal of the next game, told before this one is played: a spare
+        process is started now for each bot whose process has seen that deal, so that its
+        start-up overlaps this game, and :meth:`prepare` swaps it in. A spare has its own new
+        directory and endpoint, is shown nothing of any game until it is swapped in (its
+        frames meanwhile are a stranger's), and rests frozen after its hello. One that fails
+        is discarded: its bot is then started the usual way (and faulted as usual)."""
+        ahead = [
+            bot
+            for bot in seats
+            if seed in bot.seen and bot.active and bot.process is not None
+            if bot.index not in self.spares
+        ]
+        needs = [(bot.spec.name, bot_capacity(self._sandbox_for(bot.spec))) for bot in ahead]
+        if len(start_groups(needs)) > 1:
+            return  # not all can be waiting for their hellos at once: started as they are due
+        for bot in ahead:
+            spare = Contestant(bot.index, bot.spec, launches=bot.launches, spare=True)
+            self.spares[bot.index] = spare
+            self._spawn(spare)
+
+    def _swap(self, bot: Contestant, spare: Contestant) -> None:
+        """Give ``bot`` (disconnected) the process, connection and endpoint of its spare."""
+        if bot.socket_dir:
+            shutil.rmtree(bot.socket_dir, ignore_errors=True)
+        for name in ("process", "connection", "socket_dir", "bound", "accepted", "launches"):
+            setattr(bot, name, getattr(spare, name))
+        bot.seen.clear()
+        bot.logs.extend(spare.logs)
+        self.next_id += self._id_jump(bot)
+        if bot.bound is not None:
+            self.by_endpoint[bot.bound.encode()] = bot
+        rid = bot.routing_id = spare.routing_id
+        if rid is not None:  # its hello is in
+            bot.ever_ready = True
+            self.by_rid[rid] = bot
+            self.strangers.pop(rid, None)
+        assert bot.process is not None
+        bot.process.thaw()  # as a process just started
+
+    def _discard(self, spare: Contestant) -> None:
+        """Kill a spare and keep its output in its bot's logs."""
+        if self.spares.get(spare.index) is spare:
+            del self.spares[spare.index]
+        if spare.connection is not None:
+            spare.connection.close()
+        spare.connection = None
+        self._stop(spare)
+        shutil.rmtree(spare.socket_dir, ignore_errors=True)
+        self.bots[spare.index].logs.extend(spare.logs)
+        spare.logs.clear()
 
     def link(self, bot: Contestant) -> BotLink:
         """The link of ``bot``'s process to its seat (for :meth:`play`)."""
@@ -754,6 +846,8 @@ class Referee:
         if self.logs is not None:
             return self.logs
         self._settle()
+        for spare in list(self.spares.values()):
+            self._discard(spare)
         for bot in self.bots:
             if bot.active and bot.process is not None:
                 bot.process.thaw()
