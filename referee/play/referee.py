@@ -32,14 +32,13 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import attrs
 import zmq
 from ohseven.core import seeds
 from ohseven.core.rules import Game
 from ohseven.core.table import Fallback, Link, OnMove, Request, Table
-from ohseven.core.values import Event, Move
+from ohseven.core.values import Move
 from ohseven.referee.fault_report import exit_text
 from ohseven.referee.play.connection import (
     MAX_TRANSPORT_FRAME,
@@ -52,7 +51,6 @@ from ohseven.referee.play.connection import (
     State,
     decode,
     error_message,
-    events_message,
     shutdown_message,
 )
 from ohseven.referee.play.contestant import Contestant
@@ -63,6 +61,8 @@ from ohseven.referee.play.descriptors import (
     raise_fd_limit,
     start_groups,
 )
+from ohseven.referee.play.link import NOBLOCK, SEND_MORE, BotLink
+from ohseven.referee.play.strangers import STRANGER_FRAMES, Strangers
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec
 from ohseven.referee.sandbox.process import BotProcess
 from ohseven.referee.sandbox.settings import BotStartError, SandboxConfig
@@ -83,74 +83,14 @@ SHUTDOWN_SECONDS = 2.0
 _PROCESS_CHECK_SECONDS = 0.05
 #: the longest a receive blocks: the loop then checks the processes and the deadlines
 _WAIT_MS = round(_PROCESS_CHECK_SECONDS * 1000)
-_SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
-_NOBLOCK = int(zmq.NOBLOCK)
 # the options as their enum members: pyzmq converts a plain int to one on every call
 _RCVTIMEO, _RCVMORE = zmq.SocketOption.RCVTIMEO, zmq.SocketOption.RCVMORE
 
 #: Connections a bot may open to its endpoint (before its hello: the endpoint's file is removed
 #: at the hello); one more and it is faulted ``protocol`` and killed.
 MAX_CONNECTIONS = 4
-#: Frames a connection may send before a hello of it is accepted; beyond, each is a
-#: ``protocol`` fault of the bot that opened it (when the referee can tell which one).
-STRANGER_FRAMES = 32
-
-
 #: ``on_frame(bot, frame)``: a frame ``bot`` sent after its hello, before it is handled
 OnFrame = Callable[[Contestant, bytes], None]
-
-
-class BotLink:
-    """The link of a bot process to its seat (:class:`~ohseven.core.table.Link`): requests
-    go out on the referee's socket, replies come back through :meth:`Referee.wait`; a fault
-    counts towards the bot's ``drop_after_faults``. Made by :meth:`Referee.link`."""
-
-    synchronous = False
-    __slots__ = ("referee", "bot")
-
-    def __init__(self, referee: Referee, bot: Contestant) -> None:
-        self.referee = referee
-        self.bot = bot
-
-    def usable(self) -> bool:
-        return self.bot.active
-
-    def wake(self) -> None:
-        process = self.bot.process
-        if process is not None:
-            referee = self.referee
-            if process in referee.to_rest:  # asked again before it came to rest
-                referee.to_rest.remove(process)
-            else:  # its rest is checked now: a CPU reading after the thaw would count its work
-                process.thaw()
-
-    def send(self, table: Table, request: Request, events: list[Event]) -> None:
-        bot = self.bot
-        connection = bot.connection
-        assert connection is not None
-        frame = connection.request(request, events)
-        self.referee.asked.append(connection)
-        rid = bot.routing_id
-        assert rid is not None
-        send = self.referee.send_frame
-        try:  # as ``Referee._send``, inline on the hot path
-            send(rid, _SEND_MORE)
-            send(frame, _NOBLOCK)
-        except zmq.ZMQError:
-            pass  # a peer that is gone or has a full queue loses the frame and will time out
-
-    def tell(self, events: list[Event]) -> None:
-        self.referee._send(self.bot.routing_id, events_message(events))
-
-    def faulted(
-        self, table: Table, seat: int, status: FaultStatus, request: Request | None
-    ) -> None:
-        bot = self.bot
-        if bot.connection is not None:
-            bot.connection.expire()
-        if request is not None and bot.process is not None:
-            bot.process.freeze()  # it owes no decision any more
-        self.referee._count(bot, status)
 
 
 class Referee:
@@ -182,8 +122,7 @@ class Referee:
         self.bots = [Contestant(i, b) for i, b in enumerate(spec.bots)]
         self.by_rid: dict[bytes, Contestant] = {}
         self.by_endpoint: dict[bytes, Contestant] = {}
-        #: frames of each routing id with no accepted hello, and the bot that opened it
-        self.strangers: dict[bytes, list[Any]] = {}
+        self.strangers = Strangers()  # the routing ids with no accepted hello
         raise_fd_limit(
             open_descriptors()
             + FD_RESERVE
@@ -260,7 +199,7 @@ class Referee:
         monitor = self.monitor
         while True:
             try:
-                parts = monitor.recv_multipart(_NOBLOCK)
+                parts = monitor.recv_multipart(NOBLOCK)
             except zmq.Again:
                 return
             if len(parts) != 2:
@@ -419,11 +358,11 @@ class Referee:
         seat = self.seat_of.get(bot.index) if state is not None else None
         if state is None or seat is None:
             bot.carry.append((status, detail))
-            self._count(bot, status)
+            self.count_fault(bot, status)
         else:
             state.fault(seat, status, detail)  # the link's ``faulted`` counts it
 
-    def _count(self, bot: Contestant, status: FaultStatus) -> None:
+    def count_fault(self, bot: Contestant, status: FaultStatus) -> None:
         """Count a fault of ``bot`` in the match; drop it at ``drop_after_faults``."""
         if status is FaultStatus.DROPPED:
             return
@@ -487,63 +426,31 @@ class Referee:
         # A ROUTER delivers the routing id and at least one frame, all parts at once. The frame
         # is read as a zmq.Frame, whose ``more`` says whether parts follow without a read of
         # the socket option (which costs more than reading the frame).
-        frame = sock.recv(_NOBLOCK, copy=False)
+        frame = sock.recv(NOBLOCK, copy=False)
         frames.append(frame.bytes)
         if frame.more:
             while sock.getsockopt(_RCVMORE):
-                frames.append(sock.recv(_NOBLOCK))
+                frames.append(sock.recv(NOBLOCK))
         self._handle(frames)
 
     def _stranger(self, rid: bytes) -> None:
-        """A frame of a routing id with no accepted hello: a hello is answered, at most
-        ``STRANGER_FRAMES`` frames per connection are read, and each frame beyond is a
-        ``protocol`` fault of the bot whose process opened the connection."""
+        """A frame of a routing id with no accepted hello (read by :class:`Strangers`): a hello
+        is answered, and a frame beyond ``STRANGER_FRAMES`` is a ``protocol`` fault of the bot
+        whose process opened the connection."""
         sock = self.socket
-        parts = [sock.recv(_NOBLOCK, copy=False)]
+        parts = [sock.recv(NOBLOCK, copy=False)]
         while sock.getsockopt(_RCVMORE):
-            parts.append(sock.recv(_NOBLOCK, copy=False))
-        seen = self.strangers.get(rid)
-        if seen is None:
-            seen = self.strangers[rid] = [0, self._opener(parts[0])]
-        seen[0] += 1
-        if seen[0] <= STRANGER_FRAMES:
-            if len(parts) == 1:
-                message = decode(parts[0].bytes)
-                if type(message) is Hello:
-                    self._hello(rid, message)
-            return
-        bot = seen[1]
-        if bot is not None and bot.process is not None and not bot.dropped:
+            parts.append(sock.recv(NOBLOCK, copy=False))
+        read = self.strangers.read(rid, parts, self.bots)
+        if isinstance(read, Hello):
+            self._hello(rid, read)
+        elif read is not None and read.process is not None and not read.dropped:
             self._fault(
-                bot,
+                read,
                 FaultStatus.PROTOCOL,
-                f"{seen[0]} frames on a connection that said no accepted hello "
-                f"(at most {STRANGER_FRAMES})",
+                f"{self.strangers.count(rid)} frames on a connection that said no accepted "
+                f"hello (at most {STRANGER_FRAMES})",
             )
-
-    def _opener(self, frame: zmq.Frame) -> Contestant | None:
-        """The bot whose process sent ``frame`` (by the peer's uid, else its process tree)."""
-        try:  # "host:uid:gid:pid" of the process that connected (SO_PEERCRED)
-            _, uid, _, pid = str(frame.get("Peer-Address")).rsplit(":", 3)
-            uid_n, pid_n = int(uid), int(pid)
-        except (ValueError, zmq.ZMQError):
-            return None
-        running = [(bot, bot.process) for bot in self.bots if bot.process is not None]
-        owners = [bot for bot, process in running if process.uid == uid_n]
-        if len(owners) == 1 and len({process.uid for _, process in running}) == len(running):
-            return owners[0]
-        roots = {process.pid: bot for bot, process in running if process.pid}
-        for _ in range(64):  # up the process tree to a bot's process
-            if pid_n in roots:
-                return roots[pid_n]
-            try:
-                with open(f"/proc/{pid_n}/stat") as handle:
-                    pid_n = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                return None
-            if pid_n <= 1:
-                return None
-        return None
 
     def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
@@ -600,16 +507,16 @@ class Referee:
                 answer = connection.hello(hello)
                 if answer is None:
                     reason = hello.problem or f"unsupported protocol {hello.protocol}"
-                    self._send(rid, error_message(reason))
+                    self.send_to(rid, error_message(reason))
                     if hello.problem is not None:
                         self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
                     return
                 bot.routing_id = rid
-                self.strangers.pop(rid, None)
+                self.strangers.forget(rid)
                 if bot.bound is not None:  # no connection can be opened to it any more
                     with contextlib.suppress(OSError):
                         os.unlink(bot.bound[len("ipc://") :])
-                self._send(rid, answer)
+                self.send_to(rid, answer)
                 if bot.spare:  # its frames are a stranger's until it is swapped in
                     assert bot.process is not None
                     bot.process.freeze()
@@ -617,16 +524,17 @@ class Referee:
                 bot.ever_ready = True
                 self.by_rid[rid] = bot
                 return
-        self._send(rid, error_message("unknown secret"))
+        self.send_to(rid, error_message("unknown secret"))
 
-    def _send(self, rid: bytes | None, frame: bytes) -> None:
+    def send_to(self, rid: bytes | None, frame: bytes) -> None:
+        """Send ``frame`` to the connection ``rid`` (nothing when None)."""
         # a peer that is gone or has a full queue loses the frame and will time out
         if rid is None:  # no connection yet (or any more)
             return
         try:
             send = self.send_frame
-            send(rid, _SEND_MORE)
-            send(frame, _NOBLOCK)
+            send(rid, SEND_MORE)
+            send(frame, NOBLOCK)
         except zmq.ZMQError:
             pass
 
@@ -674,7 +582,7 @@ class Referee:
         swapped, fresh = [], []
         for bot in stale:
             if bot.active:
-                self._send(bot.routing_id, shutdown_message())
+                self.send_to(bot.routing_id, shutdown_message())
             self._disconnect(bot)
             spare = spares.pop(bot.index, None)
             alive = spare is not None and spare.process is not None and spare.process.poll() is None
@@ -727,7 +635,7 @@ class Referee:
         if rid is not None:  # its hello is in
             bot.ever_ready = True
             self.by_rid[rid] = bot
-            self.strangers.pop(rid, None)
+            self.strangers.forget(rid)
         assert bot.process is not None
         bot.process.thaw()  # as a process just started
 
@@ -851,7 +759,7 @@ class Referee:
         for bot in self.bots:
             if bot.active and bot.process is not None:
                 bot.process.thaw()
-                self._send(bot.routing_id, shutdown_message())
+                self.send_to(bot.routing_id, shutdown_message())
         deadline = time.monotonic() + SHUTDOWN_SECONDS
         for bot in self.bots:  # each returns as soon as its bot exits
             if bot.process is not None:
