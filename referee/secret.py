@@ -79,14 +79,19 @@ def load_secret(directory: str | os.PathLike[str]) -> bytes | None:
         text = path.read_text(encoding="ascii").strip()
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SecretError(f"cannot read the tournament secret {path}: {error}") from None
+    except UnicodeDecodeError:
+        text = ""  # binary: damaged, said below
+    except OSError as error:
+        raise SecretError(f"cannot read the tournament secret {path}: {error.strerror}") from None
     try:
         secret = bytes.fromhex(text)
     except ValueError:
         secret = b""
     if len(secret) < SAFE_SEED_BITS // 8:
-        raise SecretError(f"the tournament secret {path} is damaged (not {SECRET_BYTES} hex bytes)")
+        raise SecretError(
+            f"the tournament secret {path} is damaged (not {SECRET_BYTES} bytes written in hex): "
+            "restore it from a copy to resume, or start over with --fresh"
+        )
     return secret
 
 

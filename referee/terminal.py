@@ -118,7 +118,8 @@ def guarded() -> Iterator[None]:
 
 def console(*, stderr: bool = False) -> Console:
     """A rich console on the command's real stdout (stderr): its own styles reach the terminal;
-    every text of a bot given to it must go through :func:`markup` first."""
+    every text of a bot given to it must go through :func:`markup` first. Emoji codes are left
+    as written (a bot named ``:smile:`` reads so, not 😄: rich has no escape for them)."""
     from rich.console import Console  # the referee extra's, as in :func:`markup`
 
-    return Console(file=_unguarded(sys.stderr if stderr else sys.stdout))
+    return Console(file=_unguarded(sys.stderr if stderr else sys.stdout), emoji=False)

@@ -241,10 +241,11 @@ class TestLifecycle:
         assert bot.poll() is not None
         assert referee_dirs() == []
 
-    @pytest.mark.parametrize(("mode", "frozen"), [("burn", True), ("quick", False)])
-    def test_only_a_bot_that_computes_at_rest_is_frozen(self, tmp_path, mode, frozen):
-        """At rest (no decision owed), a bot that burns CPU is frozen and stays a ponderer
-        (frozen at once from then on); a bot asleep waiting is left alone (nothing to stop)."""
+    @pytest.mark.parametrize("mode", ["burn", "quick"])
+    def test_a_bot_at_rest_is_frozen_at_once(self, tmp_path, mode):
+        """At rest (no decision owed), a bot is frozen at once, whether it burns CPU or sleeps
+        waiting: none runs while another bot of its table may (no CPU to share, so nothing
+        to tell through it); thawed, it runs again."""
         context = zmq.Context()
         router = context.socket(zmq.ROUTER)
         router.bind(f"ipc://{tmp_path}/bot")  # bound before the start: handed to the bot's uid
@@ -253,23 +254,31 @@ class TestLifecycle:
             # its hello is in: the bot has started (its burner too) and waits for an answer
             assert router.poll(60_000), bot.log()
             group = bot._cgroup
-            assert group is not None
+            assert group is not None and group.can_freeze
             bot.freeze()
-            # a burner is caught at a check (however busy the machine); a bot asleep is not,
-            # however long it rests
-            deadline = time.monotonic() + (30.0 if frozen else 0.5)
-            while not group.frozen and time.monotonic() < deadline:
-                time.sleep(0.05)
-                bot.check_rest()
-            assert group.frozen is frozen and group.ponderer is frozen
+            assert group.frozen
+            deadline = time.monotonic() + 30
+            while not _stopped(group) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert _stopped(group)
+            used = group.usage().cpu_seconds
+            time.sleep(0.2)
+            assert group.usage().cpu_seconds == used  # not a microsecond more while frozen
             bot.thaw()
-            assert not group.frozen
-            bot.freeze()
-            assert group.frozen is frozen  # a ponderer is frozen at once
+            assert not group.frozen and not _stopped(group)
         finally:
             bot.kill()
             router.close(linger=0)
             context.term()
+
+
+def _stopped(group: cgroups.BotCgroup) -> bool:
+    """Whether the kernel reports every task of ``group`` frozen (not just asked to be)."""
+    if group.support.version == 2:
+        with open(os.path.join(group.dirs["cpu"], "cgroup.events")) as handle:
+            return "frozen 1" in handle.read().split("\n")
+    with open(os.path.join(group.dirs["freezer"], "freezer.state")) as handle:
+        return handle.read().strip() == "FROZEN"
 
 
 def _resting_bot(tmp_path, mode: str, endpoint: str | None = None) -> BotProcess:
@@ -429,3 +438,52 @@ class TestPonder:
             assert "bid" in {a[3] for a, _ in overlaps}, overlaps
         else:
             assert overlaps == [], overlaps[:3]
+
+
+COLLUDER = os.path.join(os.path.dirname(__file__), "bots", "colluder.py")
+
+
+def ran(log: str) -> list[tuple[float, float]]:
+    """The stretches (by the machine's clock) a colluder says it ran unbroken."""
+    return [
+        (float(fields[0]), float(fields[1]))
+        for fields in (line.split()[1:] for line in log.splitlines() if line.startswith("RUN "))
+    ]
+
+
+def overlap(one: list[tuple[float, float]], other: list[tuple[float, float]]) -> float:
+    """Seconds during which a stretch of ``one`` and one of ``other`` both ran."""
+    return sum(max(0.0, min(b, d) - max(a, c)) for a, b in one for c, d in other)
+
+
+@needs_cgroups
+class TestCollusion:
+    def test_two_colluders_at_one_table_never_run_at_once(self):
+        """Ponder off (the default): a sender burning CPU whenever it can run and a receiver
+        counting whenever it can, at one table through the real referee, never run at the
+        same moment (by the stretches both log with the machine's clock), simultaneous bids
+        included; so the CPU they would share tells the receiver nothing of the sender."""
+        start = time.time()
+        bots = (
+            BotSpec("send", (sys.executable, COLLUDER, "send", "0.025", str(start))),
+            BotSpec("receive", (sys.executable, COLLUDER, "receive", "0.025", str(start))),
+            BotSpec("quick2", (sys.executable, BOT, "quick")),
+            BotSpec("quick3", (sys.executable, BOT, "quick")),
+        )
+        match = MatchSpec(
+            match_id="collude",
+            rules=Rules.make("oh-seven"),
+            bots=bots,
+            seatings=((0, 1, 2, 3),),
+            seeds=(7,),
+            time_control=CLOCK,
+        )
+        config = SandboxConfig(limits=Limits(log_bytes=4 << 20))  # room for every stretch
+        result = play_match(match, sandbox=config)
+        assert faults(result, "send") == [] and faults(result, "receive") == []
+        sender, receiver = ran(result.logs["send"]), ran(result.logs["receive"])
+        # both ran for real: seconds of burning and of counting in the game
+        assert sum(b - a for a, b in sender) > 0.5, result.logs["send"][-2000:]
+        assert sum(b - a for a, b in receiver) > 0.5, result.logs["receive"][-2000:]
+        # a freeze takes effect within microseconds of the write that asks it
+        assert overlap(sender, receiver) < 0.002, overlap(sender, receiver)

@@ -215,7 +215,28 @@ class TestLimits:
         assert refused.returncode == 2 and "--stage-mb" in refused.stderr, refused.stderr
         assert "Traceback" not in refused.stderr
 
-    @pytest.mark.parametrize("flag", ["--memory-mb", "--cpus", "--stage-mb", "--processes"])
+    def test_the_staging_total_a_tournament_sets_applies(self, tmp_path):
+        """``--stage-total-mb`` bounds the files of all the bots together, as
+        ``staging.total_mb``: two bots of 2 MB each are refused at 3 (the flag named, nothing
+        played) and play at 5."""
+        bots = []
+        for name in ("a", "b"):
+            folder = tmp_path / name
+            folder.mkdir()
+            shutil.copy(BOT, folder / f"{name}_bot.py")
+            (folder / "weights.bin").write_bytes(b"x" * (2 << 20))
+            bots.append(str(folder / f"{name}_bot.py"))
+        common = ("--json", "--games", "1", "--seed", "3", "--move-timeout", "5")
+        refused = referee(*common, "--stage-total-mb", "3", *bots)
+        assert refused.returncode == 2 and "--stage-total-mb" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr and refused.stdout == ""
+        played = referee(*common, "--stage-total-mb", "5", *bots)
+        assert played.returncode == 0, played.stderr
+        assert all(bot["faults"] == {} for bot in json.loads(played.stdout)["bots"])
+
+    @pytest.mark.parametrize(
+        "flag", ["--memory-mb", "--cpus", "--stage-mb", "--stage-total-mb", "--processes"]
+    )
     def test_absurd_limits_are_one_line_errors(self, flag):
         out = referee(flag, "100000000000000000000", BOT, BOT)
         assert out.returncode == 2 and f"argument {flag}: expected 1 to" in out.stderr

@@ -168,3 +168,31 @@ class TestFresh:
             assert games.execute("SELECT COUNT(*) FROM games").fetchone()[0] == before
         finally:
             games.close()
+
+
+class TestSecretFile:
+    """A tournament without `seed` keeps its random secret in `secret.key`."""
+
+    def test_another_tournaments_secret_is_named_not_seed(self, folder: Path) -> None:
+        config = started(folder, ROUND_ROBIN)
+        other = folder / "other"
+        other.mkdir()
+        shutil.copy(config, other / "t.yaml")
+        for bot in ("low.py", "high.py"):
+            shutil.copy(folder / bot, other / bot)
+        code, err = tourney(other / "t.yaml")
+        assert code == 0, err
+        shutil.copy(other / "out" / "secret.key", folder / "out" / "secret.key")
+        code, err = tourney(config)
+        assert code == 1
+        assert f"{folder / 'out' / 'secret.key'} is not the one drawn when it started" in err
+        assert "key `seed` was changed" not in err
+
+    @pytest.mark.parametrize("content", [b"\xff\xfe\x00binary", b"not hex at all\n"])
+    def test_a_damaged_secret_is_said_so_plainly(self, folder: Path, content: bytes) -> None:
+        config = started(folder, ROUND_ROBIN)
+        (folder / "out" / "secret.key").write_bytes(content)
+        code, err = tourney(config)
+        assert code == 1
+        assert f"the tournament secret {folder / 'out' / 'secret.key'} is damaged" in err
+        assert "codec" not in err and "Traceback" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -34,6 +35,7 @@ from ohseven.referee.sandbox.settings import (
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
 BOTS = os.path.join(os.path.dirname(__file__), "bots")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROBE = os.path.join(BOTS, "sandbox_probe.py")
 IS_ROOT = os.geteuid() == 0
 SANDBOXED = SandboxConfig()
@@ -216,6 +218,23 @@ class TestIdentity:
         assert "REFEREE_ONLY_SECRET" not in names
         assert results(bot, "home") == ["/tmp"]
         assert results(bot, "cwd") == [BOTS]
+
+    def test_environment_is_the_one_protocol_md_lists(self, run):
+        """Every variable a sandboxed bot sees is listed in PROTOCOL.md, and every one listed
+        is seen (but ``OHSEVEN_STRICT``, only under ``check-bot --strict``, and ``PWD``, only
+        where the bot has a cgroup)."""
+        with open(os.path.join(ROOT, "PROTOCOL.md"), encoding="utf-8") as handle:
+            text = handle.read()
+        section = text[text.index("Its environment holds") : text.index("- The bot runs in")]
+        listed = set(re.findall(r"`([A-Z][A-Z_]+)[`=]", section))
+        referee = {name: "x" for name in listed if name.startswith("OHSEVEN_")}
+        referee.pop("OHSEVEN_STRICT")
+        bot = run("whoami", env=referee)
+        assert bot.wait(10) == 0, bot.log()
+        seen = set(results(bot, "env")[0].split(","))
+        assert seen - listed == set()
+        assert listed - seen <= {"OHSEVEN_STRICT", "PWD"}
+        assert len(listed) == 17  # 5 of the referee's (one conditional), 11 of the sandbox, PWD
 
     @pytest.mark.parametrize("cpus,expected", [(0.5, "1 1 2"), (1.5, "2 2 2"), (3, "3 3 3")])
     def test_thread_pools_are_sized_by_the_cpu_limit(self, run, cpus, expected):

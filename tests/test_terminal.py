@@ -154,6 +154,29 @@ class TestCommands:
         assert "ev[reverse]il\\x1b]0;T\\x07\\u202e" in out  # the name: as written, in the table
         assert "[reverse]MARKUP[/reverse]" in out and "[link=https://evil.example]" in out
 
+    def test_emoji_codes_in_a_bots_name_are_shown_as_written(self, folder):
+        """A bot named ``:smile:`` (its file's name) reads so in the match table and the live
+        leaderboard, not as an emoji (rich's consoles replace the codes by default)."""
+        bot = folder / "a:smile:b:thumbs_up:_bot.py"
+        shutil.copy(RANDOM_BOT, bot)
+        done = referee("match", "--games", "1", "--seed", "2", str(bot), str(RANDOM_BOT))
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        out = done.stdout.decode()
+        assert "a:smile:b:thumbs_up:" in out
+        assert "\U0001f604" not in out and "\U0001f44d" not in out
+        config = folder / "t.yaml"
+        shutil.copy(RANDOM_BOT, folder / "random_bot.py")
+        config.write_text(
+            "name: emoji\ngame: oh-seven\ntable_size: 2\nbots:\n"
+            '  - {name: ":smile:", file: random_bot.py}\n  - {name: r, file: random_bot.py}\n'
+            "schedule: {type: round-robin, games_per_table: 1}\noutput: out\n"
+        )
+        done = referee("tourney", str(config), cwd=folder)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        for stream in (done.stdout.decode(), done.stderr.decode()):
+            assert "\U0001f604" not in stream
+        assert ":smile:" in done.stderr.decode()
+
     def test_match_json_is_escaped_too(self, folder):
         bot = evil_bot(folder)
         command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))} terminal play"

@@ -291,12 +291,12 @@ class TestCommandLine:
         self, tmp_path: Path, check: bool
     ) -> None:
         """A bot that exits at once: run and --check refuse (exit 2) before playing anything,
-        naming its key, the reason and its own last output; nothing is rated on fallbacks."""
+        naming its file:line and key, the reason and its own last output; nothing is rated."""
         config = write_tournament(tmp_path, size=4)
         (tmp_path / "high.py").write_text("import sys\nsys.exit('no luck today')\n")
         code, _, err = finish(referee(str(config), "--check" if check else "--quiet"))
         assert code == 2, err
-        assert "key `bots[1]` (high): exited with code 1 before hello" in err
+        assert f"{config}:7: key `bots[1].file` (high): exited with code 1 before hello" in err
         assert "| no luck today" in err and "Traceback" not in err
         assert not (tmp_path / "out" / "tournament.sqlite").exists()
 

@@ -84,7 +84,7 @@ def extra_paths(
 #: what each limit flag sets (the tournament configuration's key of the same name)
 _LIMIT_HELP = {
     "memory_mb": "the bot's total memory, all its processes together, and each process's "
-    "address space (a JVM or Go runtime needs more than its heap)",
+    "address space (a JVM or Go runtime reserves more than its heap: see docs/BOTS.md)",
     "cpus": "cores the bot may use at most (a fraction allowed)",
     "cpu_seconds": "CPU seconds of each process for the whole match",
     "processes": "processes and threads of the bot",
@@ -133,6 +133,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         help="the most a bot's files may hold (apparent sizes), as `staging.bot_mb` "
         "(default %(default)s)",
     )
+    group.add_argument(
+        "--stage-total-mb",
+        type=_bounded(STAGE_MAX_MB, int),
+        default=None,
+        metavar="MB",
+        help="the most the files of all the bots together may hold, as `staging.total_mb` "
+        f"(default {StageLimits().total_bytes >> 20}, or --stage-mb if larger)",
+    )
 
 
 def sandbox_limits(args: argparse.Namespace) -> Limits:
@@ -141,13 +149,19 @@ def sandbox_limits(args: argparse.Namespace) -> Limits:
 
 
 def stage_limits(args: argparse.Namespace) -> StageLimits:
-    """The staging limits of :func:`add_limit_arguments`' ``--stage-mb``."""
+    """The staging limits of :func:`add_limit_arguments`' ``--stage-mb`` and
+    ``--stage-total-mb``."""
     per_bot = args.stage_mb << 20
+    if args.stage_total_mb is None:
+        total = max(StageLimits().total_bytes, per_bot)
+    else:
+        total = args.stage_total_mb << 20
     return attrs.evolve(
         StageLimits(),
         bot_bytes=per_bot,
-        total_bytes=max(StageLimits().total_bytes, per_bot),
+        total_bytes=total,
         bot_key="--stage-mb",
+        total_key="--stage-total-mb",
     )
 
 

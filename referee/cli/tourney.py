@@ -123,7 +123,17 @@ def _start_every_bot(config: TourneyConfig) -> str | None:
     for index, bot in enumerate(config.bots):
         if bot.name in failures:
             why, output = failures[bot.name]
-            lines.append(f"  key `bots[{index}]` ({printable(bot.name)}): {printable(why)}")
+            where = next(  # the key that says how it starts: its command, or its file
+                (
+                    f"bots[{index}].{part}"
+                    for part in ("command", "file")
+                    if f"bots[{index}].{part}" in config.key_lines
+                ),
+                f"bots[{index}]",
+            )
+            lines.append(
+                f"  {config.where(where)}: key `{where}` ({printable(bot.name)}): {printable(why)}"
+            )
             tail = printable(output).strip().splitlines()[-12:]
             lines += [f"    | {line}" for line in tail] or ["    (it printed nothing)"]
     return "\n".join(lines)

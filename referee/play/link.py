@@ -63,10 +63,14 @@ class BotLink:
     def wake(self) -> None:
         process = self.bot.process
         if process is not None:
-            referee = self.referee
-            if process in referee.to_rest:  # asked again before it came to rest
-                referee.to_rest.remove(process)
-            else:  # its rest is checked now: a CPU reading after the thaw would count its work
+            resting = self.referee.to_rest
+            again = process in resting  # asked again before it came to rest: never frozen
+            if resting:  # those that answered stop before this one runs: one bot at a time
+                for other in resting:
+                    if other is not process:
+                        other.freeze()
+                resting.clear()
+            if not again:
                 process.thaw()
 
     def send(self, table: Table, request: Request, events: list[Event]) -> None:

@@ -141,8 +141,8 @@ class Referee:
         #: seconds the loop spent killing bots: the tables' clock stands still meanwhile
         self.stalled = 0.0
         #: the bookkeeping of a decision that waits until the next requests are out
-        #: (:meth:`_settle`): the processes that answered and come to rest, and the connections
-        #: just asked
+        #: (:meth:`_settle`): the processes that answered and come to rest (frozen before
+        #: another bot is woken, :meth:`BotLink.wake`), and the connections just asked
         self.to_rest: list[BotProcess] = []
         self.asked: list[Connection] = []  # their replies are to be noted (``expect``)
         # One ROUTER socket bound once per bot, each endpoint in a directory of its own that
@@ -391,15 +391,10 @@ class Referee:
                 limit = bot.process.limit_hit()  # a process of the bot was killed for it
                 if limit is not None:
                     self._lose(bot, FaultStatus.LIMIT, limit)
-                    continue
-                bot.process.check_rest()  # frozen if it computes while it owes nothing
         for spare in list(self.spares.values()):
             process = spare.process
-            if process is not None:
-                if process.poll() is not None or process.limit_hit() is not None:
-                    self._discard(spare)
-                else:
-                    process.check_rest()
+            if process is not None and (process.poll() is not None or process.limit_hit()):
+                self._discard(spare)
 
     # -- messages
 
@@ -490,10 +485,7 @@ class Referee:
         bot = self.bots_at[request.seat]
         process = bot.process if bot is not None else None
         if process is not None:  # its reply is in: it owes no decision until the next request
-            if process.pondering:
-                process.freeze()  # caught computing at rest before: frozen at once
-            else:
-                self.to_rest.append(process)  # its CPU time noted once the requests are out
+            self.to_rest.append(process)  # frozen before another bot is woken
         state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: Hello) -> None:
@@ -517,9 +509,9 @@ class Referee:
                     with contextlib.suppress(OSError):
                         os.unlink(bot.bound[len("ipc://") :])
                 self.send_to(rid, answer)
-                if bot.spare:  # its frames are a stranger's until it is swapped in
-                    assert bot.process is not None
+                if bot.process is not None:  # it owes nothing until its first request
                     bot.process.freeze()
+                if bot.spare:  # its frames are a stranger's until it is swapped in
                     return
                 bot.ever_ready = True
                 self.by_rid[rid] = bot
@@ -636,8 +628,6 @@ class Referee:
             bot.ever_ready = True
             self.by_rid[rid] = bot
             self.strangers.forget(rid)
-        assert bot.process is not None
-        bot.process.thaw()  # as a process just started
 
     def _discard(self, spare: Contestant) -> None:
         """Kill a spare and keep its output in its bot's logs."""
@@ -727,7 +717,7 @@ class Referee:
     def _settle(self) -> None:
         """What a decision leaves for after the next requests are out (the table waits on the
         transport only then): the usual replies to them are noted, and the bots that answered
-        come to rest (their CPU time is read, which is not on the next bot's clock)."""
+        come to rest (frozen, if no other bot was woken since)."""
         asked, resting = self.asked, self.to_rest
         if asked:
             codec = self.codec

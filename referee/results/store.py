@@ -325,13 +325,14 @@ class Store:
         secret_fingerprint: str,
         matches: Iterable[tuple[int, str, Sequence[str], int, int]] = (),
         accept: Callable[[Mapping[str, str]], None] | None = None,
+        secret_changed: str = "key `seed` was changed, added or removed since it started",
     ) -> bool:
         """Record the tournament and its matches (index, id, bot names, first game, games).
 
         Returns True for a new tournament, False when the database already holds this one
         (same ``digest`` and secret); raises :class:`StoreError` when it holds another.
         ``accept`` sees the stored meta first and may raise a more precise error (a league
-        naming the key that changed).
+        naming the key that changed); ``secret_changed`` says what may have changed the secret.
         """
         existing = self.digest
         if existing is not None:
@@ -345,8 +346,8 @@ class Store:
                 )
             if self.meta().get("secret_fingerprint") != secret_fingerprint:
                 raise StoreError(
-                    f"{self.path} holds this tournament played from another secret: key `seed` "
-                    "was changed, added or removed since it started"
+                    f"{self.path} holds this tournament played from another secret: "
+                    f"{secret_changed}"
                 )
             return False
         with self.transaction():

@@ -40,8 +40,6 @@ V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids", "freezer")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
 _TOP = "ohseven"
 _CFS_PERIOD_US = 100_000
-#: CPU a resting bot may use before it is frozen (reading the news of the turn costs far less)
-IDLE_CPU_NS = 2_000_000
 _REMOVE_SECONDS = 2.0
 
 # what is not enforced without each controller (for the warning at start)
@@ -365,12 +363,8 @@ class BotCgroup:
         self.dirs = dirs  # controller -> this bot's directory (v2: the same for all)
         self.memory_mb = memory_mb
         self.frozen = False
-        #: it used CPU while it owed no decision: from then on it is frozen at once on rest()
-        self.ponderer = False
         self._freeze_fd: int | None = None
         self._oom_fd: int | None = None
-        self._usage_fd: int | None = None  # its CPU time (v1 cpuacct.usage, v2 cpu.stat)
-        self._rested_at: int | None = None  # its CPU time when it last came to rest
         self._removed = False
 
     @classmethod
@@ -412,7 +406,6 @@ class BotCgroup:
             _write(os.path.join(path, "pids.max"), str(processes))
             self._freeze_fd = os.open(os.path.join(path, "cgroup.freeze"), os.O_WRONLY)
             self._oom_fd = os.open(os.path.join(path, "memory.events"), os.O_RDONLY)
-            self._usage_fd = os.open(os.path.join(path, "cpu.stat"), os.O_RDONLY)
             return
         if "cpu" in dirs:
             _write(os.path.join(dirs["cpu"], "cpu.cfs_period_us"), str(_CFS_PERIOD_US))
@@ -426,8 +419,6 @@ class BotCgroup:
             self._oom_fd = os.open(os.path.join(path, "memory.oom_control"), os.O_RDONLY)
         if "pids" in dirs:
             _write(os.path.join(dirs["pids"], "pids.max"), str(processes))
-        if "cpuacct" in dirs:
-            self._usage_fd = os.open(os.path.join(dirs["cpuacct"], "cpuacct.usage"), os.O_RDONLY)
         if "freezer" in dirs:
             self._freeze_fd = os.open(os.path.join(dirs["freezer"], "freezer.state"), os.O_WRONLY)
 
@@ -445,49 +436,6 @@ class BotCgroup:
     def can_freeze(self) -> bool:
         return self._freeze_fd is not None
 
-    def _cpu_ns(self) -> int | None:
-        if self._usage_fd is None:
-            return None
-        try:
-            text = os.pread(self._usage_fd, 256, 0)
-        except OSError:
-            return None
-        if self.support.version == 1:
-            return int(text)
-        for line in text.split(b"\n"):
-            if line.startswith(b"usage_usec "):
-                return int(line[11:]) * 1000
-        return None
-
-    def rest(self) -> None:
-        """The bot owes no decision: it may not run until :meth:`thaw`.
-
-        Freezing wakes every task of the bot twice (into the freezer and out of it), which
-        costs a decision tens of microseconds; a bot that rests, asleep waiting for its next
-        request, need not pay it. So a bot is frozen at once only once it has been caught using
-        CPU while it rested (more than ``IDLE_CPU_NS``, seen by :meth:`check_rest` or at the next
-        :meth:`thaw`); until then its CPU time is noted, which is one read."""
-        if self._freeze_fd is None or self.frozen:
-            return
-        if self.ponderer:
-            self.freeze()
-            return
-        self._rested_at = self._cpu_ns()
-        if self._rested_at is None:  # no CPU figure: freeze every time
-            self.freeze()
-
-    def check_rest(self) -> None:
-        """A resting bot that has used CPU since it came to rest is frozen now, and at once
-        from then on."""
-        rested = self._rested_at
-        if rested is None or self.frozen:
-            return
-        used = self._cpu_ns()
-        if used is not None and used - rested > IDLE_CPU_NS:
-            self.ponderer = True
-            self._rested_at = None
-            self.freeze()
-
     def freeze(self) -> None:
         """Ask the kernel to freeze every task (it does not wait for them to be frozen)."""
         if self._freeze_fd is not None and not self.frozen:
@@ -496,9 +444,6 @@ class BotCgroup:
 
     def thaw(self) -> None:
         """Thaw every task (back to running when this returns): the bot's rest is over."""
-        if self._rested_at is not None:
-            self.check_rest()
-            self._rested_at = None
         if self._freeze_fd is not None and self.frozen:
             self.frozen = False
             os.write(self._freeze_fd, b"0" if self.support.version == 2 else b"THAWED")
@@ -564,10 +509,10 @@ class BotCgroup:
             return
         self.kill()
         self._removed = True
-        for fd in (self._freeze_fd, self._oom_fd, self._usage_fd):
+        for fd in (self._freeze_fd, self._oom_fd):
             if fd is not None:
                 os.close(fd)
-        self._freeze_fd = self._oom_fd = self._usage_fd = None
+        self._freeze_fd = self._oom_fd = None
         for path in set(self.dirs.values()):
             _remove_tree(path, thaw=False)
 

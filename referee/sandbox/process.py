@@ -203,26 +203,17 @@ class BotProcess:
     def freeze(self) -> None:
         """The bot owes no decision: its processes may not run until :meth:`thaw` (a no-op
         with ``ponder`` on, or where there is no freezer). It does not wait for them to be
-        frozen; a bot that has not yet used CPU while it rested is frozen only once it does
-        (seen by :meth:`check_rest`), see ``cgroups.BotCgroup.rest``."""
+        frozen (the kernel stops each task within microseconds). Every bot is frozen as soon
+        as it has answered, however little it computes at rest: then no two bots of a table
+        ever run at once (the table asks one at a time, ``core.table.Table.one_at_a_time``),
+        and none can tell another anything through the CPU they would share."""
         if self._cgroup is not None and not self.config.ponder and not self._killed:
-            self._cgroup.rest()
-
-    def check_rest(self) -> None:
-        """Freeze the bot now if it has used CPU since :meth:`freeze` (call it periodically)."""
-        if self._cgroup is not None and not self._killed:
-            self._cgroup.check_rest()
+            self._cgroup.freeze()
 
     def thaw(self) -> None:
         """Let the bot's processes run again (at once, when this returns)."""
         if self._cgroup is not None and not self._killed:
             self._cgroup.thaw()
-
-    @property
-    def pondering(self) -> bool:
-        """It has been caught computing at rest: :meth:`freeze` freezes it at once."""
-        group = self._cgroup
-        return group is not None and group.ponderer and not self.config.ponder
 
     def limit_hit(self) -> str | None:
         """Which limit the kernel enforced by killing a process of the bot (an OOM kill), if

@@ -32,6 +32,7 @@ from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.server.checks import CheckQueue, QueueFullError
 from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
 from ohseven.referee.server.live import LiveView
+from ohseven.referee.server.ratelimit import FailureLimiter
 from ohseven.referee.server.uploads import (
     UploadError,
     UploadLimits,
@@ -109,6 +110,9 @@ class Server:
             lstrip_blocks=True,
         )
         self.env.filters["slug"] = slugify
+        #: failed token and session checks, by client address and by the author a cookie names
+        self.address_failures = FailureLimiter(self.settings.auth_failures)
+        self.author_failures = FailureLimiter(self.settings.auth_failures_per_author)
         #: (key, leaderboard with states, bots by name and slug, its JSON or None)
         self._board_cache: (
             tuple[Any, dict[str, Any], dict[str, dict[str, Any]], bytes | None] | None
@@ -125,7 +129,28 @@ class Server:
         return f"{author}.{expires}.{self._mac('session', author, expires, mark)}"
 
     def session_author(self, request: Request) -> str | None:
-        value = request.cookies.get(SESSION_COOKIE, "")
+        """The author of the request's session cookie, or None (no cookie, or one that does not
+        check out: a failure counted, and the cookie deleted by the response). Raises 429 for
+        an address (or an author name) past its failures (see ``ratelimit``)."""
+        state = request.scope.setdefault("state", {})
+        if "session_author" in state:  # checked once a request (and counted once)
+            return state["session_author"]
+        value = request.cookies.get(SESSION_COOKIE)
+        author = None
+        if value is not None:
+            self.guard(request)
+            author = self._session_check(value)
+            if author is None:
+                state["bad_session"] = True
+                named = value.split(".", 1)[0]
+                # a name past its failures: refused like an address (a cookie that checks out
+                # is always accepted, so that no forger locks its author out)
+                self.guard(request, named if NAME_PATTERN.fullmatch(named) else None)
+                self.failed(request, named if NAME_PATTERN.fullmatch(named) else None)
+        state["session_author"] = author
+        return author
+
+    def _session_check(self, value: str) -> str | None:
         parts = value.split(".")
         if len(parts) != 3 or not (parts[1].isascii() and parts[1].isdigit()):
             return None
@@ -139,6 +164,38 @@ class Server:
             return None
         if not hmac.compare_digest(mac, self._mac("session", author, expires, mark)):
             return None
+        return author
+
+    @staticmethod
+    def address(request: Request) -> str:
+        """The client's address (behind a proxy on loopback: the one it forwards)."""
+        return request.client.host if request.client is not None else "unknown"
+
+    def guard(self, request: Request, author: str | None = None) -> None:
+        """Refuse (429, ``Retry-After``) a request carrying credentials from an address, or
+        naming an author, past its failed checks in the last minute."""
+        wait = self.address_failures.retry_after(self.address(request))
+        if author is not None:
+            wait = max(wait, self.author_failures.retry_after(author))
+        if wait:
+            raise HTTPException(
+                429,
+                f"too many failed logins or token checks (auth_failures: "
+                f"{self.settings.auth_failures} a minute); try again in {wait} s",
+                headers={"Retry-After": str(wait)},
+            )
+
+    def failed(self, request: Request, author: str | None = None) -> None:
+        self.address_failures.fail(self.address(request))
+        if author is not None:
+            self.author_failures.fail(author)
+
+    def login_author(self, request: Request, token: Any) -> str | None:
+        """The author of a token given at ``/login`` (a failure counted when none)."""
+        self.guard(request)
+        author = self.db.author_of_token(token) if isinstance(token, str) else None
+        if author is None:
+            self.failed(request)
         return author
 
     def csrf_token(self, request: Request) -> str:
@@ -163,11 +220,22 @@ class Server:
             raise HTTPException(403, "a form sent from another site; use this site's own page")
 
     def bearer_author(self, request: Request) -> str | None:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        return self.db.author_of_token(token.strip())
+        """The author of the request's ``Authorization: Bearer`` token, or None (no token; an
+        unknown one is a failure counted). Raises 429 like :meth:`session_author`."""
+        state = request.scope.setdefault("state", {})
+        if "bearer_author" in state:
+            return state["bearer_author"]
+        header = request.headers.get("authorization")
+        author = None
+        if header is not None:
+            self.guard(request)
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                author = self.db.author_of_token(token.strip())
+            if author is None:
+                self.failed(request)
+        state["bearer_author"] = author
+        return author
 
     def viewer(self, request: Request) -> str | None:
         """The author asking: by token, else by session."""
@@ -332,13 +400,23 @@ class Server:
 
     # -- pages
 
-    def render(self, request: Request, template: str, status: int = 200, **values: Any) -> Response:
-        viewer = self.session_author(request)
+    def render(
+        self,
+        request: Request,
+        template: str,
+        status: int = 200,
+        headers: Any = None,
+        **values: Any,
+    ) -> Response:
+        try:
+            viewer = self.session_author(request)
+        except HTTPException:  # (an error page of a refused request: shown to nobody)
+            viewer = None
         site = {"name": self.config.name, "generated": time.strftime("%H:%M:%S UTC", time.gmtime())}
         html = self.env.get_template(template).render(
             root="/", site=site, viewer=viewer, csrf=self.csrf_token(request), **values
         )
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers=headers)
 
 
 def _temp_file(root: Path) -> tuple[int, str]:
@@ -485,8 +563,7 @@ def create_app(server: Server) -> Starlette:
     async def login(request: Request) -> Response:
         server.check_origin(request)
         form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
-        token = form.get("token")
-        author = server.db.author_of_token(token) if isinstance(token, str) else None
+        author = server.login_author(request, form.get("token"))
         if author is None:
             return server.render(request, "login.html", status=403, message="unknown token")
         response = RedirectResponse("/me", status_code=303)
@@ -580,8 +657,16 @@ def create_app(server: Server) -> Starlette:
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if request.url.path.startswith("/api/"):
-            return error_json(exc.status_code, str(exc.detail))
-        return server.render(request, "error.html", status=exc.status_code, message=str(exc.detail))
+            return JSONResponse(
+                {"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers
+            )
+        return server.render(
+            request,
+            "error.html",
+            status=exc.status_code,
+            headers=exc.headers,
+            message=str(exc.detail),
+        )
 
     routes = [
         Route("/", index),
@@ -635,6 +720,18 @@ class _SecurityHeaders:
                         headers.append((key.lower().encode(), value.encode()))
                 if private:
                     headers.append((b"cache-control", b"no-store"))
+                sets = any(
+                    key.lower() == b"set-cookie" and value.startswith(SESSION_COOKIE.encode())
+                    for key, value in headers
+                )
+                if scope.get("state", {}).get("bad_session") and not sets:  # stale or forged
+                    headers.append(
+                        (
+                            b"set-cookie",
+                            f"{SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; "
+                            "SameSite=strict".encode(),
+                        )
+                    )
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -170,6 +170,20 @@ def tournament_secret(config: TourneyConfig, output: Path) -> bytes:
         raise TourneyError(str(error)) from None
 
 
+def _secret_changed(config: TourneyConfig, output: Path) -> str:
+    """What may have changed a tournament's secret, for the store's refusal."""
+    if config.seed is not None:
+        return (
+            f"{config.where('seed')}: key `seed` was changed or added since it started "
+            "(restore it to resume)"
+        )
+    return (
+        f"{output / SECRET_NAME} is not the one drawn when it started: the file was replaced "
+        "(by another tournament's?), or key `seed` was removed since it started (restore the "
+        "tournament's own file, or the key, to resume)"
+    )
+
+
 def run_tournament(
     config: TourneyConfig,
     *,
@@ -216,6 +230,7 @@ def run_tournament(
                 digest=config.digest,
                 config=config.document,
                 secret_fingerprint=fingerprint(secret),
+                secret_changed=_secret_changed(config, output),
                 accept=lambda meta: (_accept_league if league else _accept_resume)(
                     config, store, meta
                 ),

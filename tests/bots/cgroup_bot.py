@@ -14,7 +14,7 @@ cards of a pass) and prints ``RESULT <word> <value>`` lines the tests read from 
   share, or one of them is gone (killed at the limit).
 - ``tmpfs MB N``: the same in files of the scratch tmpfs.
 - ``oom AT MB``: plays, and on its request number AT forks; both processes map MB of memory
-  and touch it.
+  and touch it; it replies once both have (or the child is gone).
 - ``oomchild AT MB``: plays, and on its request number AT forks a child that forks again;
   both map MB of memory and touch it; it replies once the child is gone.
 - ``stamp MS``: computes MS milliseconds per decision; prints ``RESULT stamp <kind> <start>
@@ -145,12 +145,16 @@ def main() -> int:
                 total += i * i
             result("work", f"{(time.monotonic() - started) * 1000:.3f}")
         elif MODE == "oom" and count == int(ARGS[0]):
+            touched, done = os.pipe()
             child = os.fork()
             area = mmap.mmap(-1, int(ARGS[1]) << 20)
             for offset in range(0, len(area), 4096):
                 area[offset] = 1
             if child == 0:
+                os.write(done, b"x")
                 time.sleep(3600)
+            os.close(done)
+            os.read(touched, 1)  # it replies once the child holds its share too (or is gone)
         elif MODE == "oomchild" and count == int(ARGS[0]):
             child = os.fork()
             if child == 0:
