@@ -12,8 +12,13 @@ hash) records when it starts and returns on the system-wide monotonic clock; the
 bots is the union of these intervals over all bots (two bots thinking at once count once).
 Everything else is **outside the bots**: the bots' start-up and shutdown, the SDK's decoding and
 view, the transport, the referee, the database, the ratings, the scheduling and the final site.
-It is split into the part inside ``play_match``'s games (``GameRecord.seconds``, per decision)
-and the part outside the games (start-up and shutdown of a match's bots, the tourney machinery).
+It is split into the part inside ``play_match``'s games (``GameRecord.seconds``, per decision:
+with duplicate deals it holds what readies the fresh processes of a rotation) and the part
+outside the games (start-up and shutdown of a match's bots, the tourney machinery). The cost per
+decision inside the games is set against the same bot's alone, measured in the same run by
+benchmarks/protocol.py's ``match`` (a match at a table of the same size, a new deal each game so
+no process is renewed, the bots' own time taken off the same way): goal <= 1.25x, and <= 10% of
+the 1-worker run outside the bots.
 The bots' thinking is measured as wall time, so a machine loaded by other work slows the bots,
 not the share outside them.
 
@@ -22,7 +27,7 @@ loopback (a ``dask scheduler`` and two ``dask worker --nthreads 1 --resources ma
 scheduler given with ``--cluster ADDRESS``; ``--no-cluster`` skips it (needs ``ohseven[cluster]``).
 
     python benchmarks/tourney.py [--games-per-table N] [--bots N] [--table K] [--work S]
-        [--repeats R] [--cluster ADDRESS | --no-cluster]
+        [--repeats R] [--alone-games N] [--cluster ADDRESS | --no-cluster]
 """
 
 from __future__ import annotations
