@@ -28,7 +28,7 @@ bits decoded against it give the error rate. Channels:
 ``--table``: the same CPU contention channel where it matters, between two colluding bots at
 one real table, played by the real referee (``play_match``, the default bwrap sandbox): the
 sender spends each of its passes and bids busy in two processes for a one (and keeps them busy
-for the same time after it answers, before the referee notices it computing at rest), idle for
+for the same time after it answers, in case the referee lets it run at rest), idle for
 a zero; the receiver counts loops for the same time in each of its passes and bids. Measured
 with ``ponder`` off (the default: the referee freezes a bot that owes no decision and asks
 simultaneous decisions one seat at a time) and on (a trusted opt-in: the bots of a pass or a

@@ -1,12 +1,39 @@
-"""Shared test helpers: playing games out with uniformly random legal decisions."""
+"""Shared test helpers: playing games out with uniformly random legal decisions, the
+deterministic bot of the tournament tests, and the real headless Chromium of the browser
+tests (``browser``: Debian's ``chromium`` on PATH, never a downloaded one)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from ohseven.core.rules import Game, Phase
+from playwright.sync_api import Browser, sync_playwright
+
+#: where the browser tests leave their screenshots (the repository's ``artifacts/``)
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """The system's Chromium under Playwright, one per test module."""
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert executable, "Chromium is required: apt-get install chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
 
 
 def play_random(game: Game, rng: random.Random, stop: Callable[[Game], bool] | None = None) -> Game:

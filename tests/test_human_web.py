@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -20,8 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
-from test_publish_browser import ARTIFACTS, CHROMIUM_ARGS
+from conftest import ARTIFACTS
+from playwright.sync_api import Browser, ConsoleMessage, Page
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -29,16 +28,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "example_bots" / "random_bot.py"
 #: a bot whose name (its file's stem) is HTML that would run a script if it were not escaped
 EVIL = "<img src=x onerror=window.pwned=1>"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert executable, "Chromium is required: apt-get install chromium"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -8,26 +8,16 @@ package); the browser is the system's, never downloaded. Screenshots of the page
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import ARTIFACTS
 from ohseven.referee.site.publish import publish
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page
 from test_publish import FAULTY, HOST, build_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
-
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
@@ -35,16 +25,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = build_tournament(tmp_path_factory.mktemp("browser"), table=4, games_per_match=4)
     publish(out)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert executable, "Chromium is required: apt-get install chromium"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -5,14 +5,13 @@ reach and a forged one is refused."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
-from test_publish_browser import ARTIFACTS, CHROMIUM_ARGS
+from conftest import ARTIFACTS
+from playwright.sync_api import Browser, Page
 from test_server import RANDOM_BOT, Running, free_port, wait_for, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine
@@ -28,16 +27,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     yield running
     if running.process is not None:
         assert running.stop() == 0, running.log.read_text()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert executable, "Chromium is required: apt-get install chromium"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -409,6 +409,23 @@ class TestHostileFolders:
         assert "the organiser's notes" not in done.stdout + done.stderr
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
+    def test_a_file_its_acl_lets_the_owner_read_is_copied(self, folder):
+        """The converse: a file of another user whose mode bits keep others out but whose
+        ACL lets the competitor read it is the competitor's to read, so it is copied."""
+        shared = folder / "shared.txt"
+        shared.write_text("shared with the competitor")
+        shared.chmod(0o600)
+        command = self.competitor(folder, "steal", "shared.txt")
+        entries = [(1, 6, 0xFFFFFFFF), (2, 4, STRANGER), (4, 0, 0xFFFFFFFF)]
+        entries += [(0x10, 4, 0xFFFFFFFF), (0x20, 0, 0xFFFFFFFF)]  # mask r, other nothing
+        acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+        os.setxattr(shared, "system.posix_acl_access", acl)
+        assert shared.stat().st_mode & 0o007 == 0  # by the mode bits alone: not for others
+        os.link(shared, folder / "evil" / "shared.txt")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another uid needs root")
     def test_a_sparse_file_counts_whole(self, folder):
         """A sparse 2 GB file (a few KB on disk) is refused by its apparent size, before a
         byte is copied, the limit named."""

@@ -145,6 +145,7 @@ final class Zmtp implements Closeable {
         }
         if ((flags & MORE) != 0) { // several frames: join them (never sent by the referee)
             byte[] rest = readFrame(expectCommand);
+            if (rest == null) throw new IOException("a command inside a multi-frame message");
             byte[] joined = Arrays.copyOf(body, body.length + rest.length);
             System.arraycopy(rest, 0, joined, body.length, rest.length);
             return joined;

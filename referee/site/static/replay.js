@@ -6,33 +6,9 @@
   var cards = window.ohsevenCards;  // cards.js: how a card is drawn
   var SUIT = cards.SUIT, SUIT_NAME = cards.SUIT_NAME;
   var el = cards.el, cardLabel = cards.cardLabel, card = cards.card;
+  var watchOverflow = cards.watchOverflow;  // the cue of a table wider than its box
   var data = null, frames = [], index = 0, faultAt = {};
 
-  /* --- a table wider than its box gets a visible cue: "more columns: scroll sideways" */
-  function markOverflow(box) {
-    var over = box.scrollWidth > box.clientWidth + 1;
-    box.classList.toggle("overflows", over);
-    var cue = box.previousElementSibling;
-    var has = cue && cue.classList.contains("scroll-cue");
-    if (over && !has) {
-      cue = document.createElement("div");
-      cue.className = "scroll-cue";
-      cue.textContent = "more columns \u2192 scroll sideways";
-      box.parentNode.insertBefore(cue, box);
-    } else if (!over && has) {
-      cue.parentNode.removeChild(cue);
-    }
-  }
-  function watchOverflow() {
-    Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
-      markOverflow(box);
-      if (typeof ResizeObserver !== "undefined") {
-        var observer = new ResizeObserver(function () { markOverflow(box); });
-        observer.observe(box);
-        if (box.firstElementChild) observer.observe(box.firstElementChild);
-      }
-    });
-  }
 
   function $(id) { return document.getElementById(id); }
   function signed(n) { return n > 0 ? "+" + n : String(n); }

@@ -12,32 +12,7 @@
     return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
   }
 
-  /* --- a table wider than its box gets a visible cue: "more columns: scroll sideways" */
-  function markOverflow(box) {
-    var over = box.scrollWidth > box.clientWidth + 1;
-    box.classList.toggle("overflows", over);
-    var cue = box.previousElementSibling;
-    var has = cue && cue.classList.contains("scroll-cue");
-    if (over && !has) {
-      cue = document.createElement("div");
-      cue.className = "scroll-cue";
-      cue.textContent = "more columns \u2192 scroll sideways";
-      box.parentNode.insertBefore(cue, box);
-    } else if (!over && has) {
-      cue.parentNode.removeChild(cue);
-    }
-  }
-  function watchOverflow() {
-    Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
-      markOverflow(box);
-      if (typeof ResizeObserver !== "undefined") {
-        var observer = new ResizeObserver(function () { markOverflow(box); });
-        observer.observe(box);
-        if (box.firstElementChild) observer.observe(box.firstElementChild);
-      }
-    });
-  }
-  watchOverflow();
+  window.ohsevenCards.watchOverflow();  // cards.js: the cue of a table wider than its box
 
   /* --- sortable tables: click a <th>; cells sort by data-value (numbers when data-type=num) */
   function sortTable(table, column, type, descending) {
