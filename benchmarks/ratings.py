@@ -80,8 +80,8 @@ def orders(records: list[GameRecord], seed: int) -> dict[str, list[GameRecord]]:
 
 def unsorted_fixed_point(records: list[GameRecord]) -> dict[str, tuple[float, float]]:
     env = module.make_env(OH_SEVEN)
-    graph = module._graph(records, BOTS, True, presorted=True)
-    mu, sigma = module._propagate(graph, env, 1e-9, 5000)
+    graph = module.factor_graph(records, BOTS, True, presorted=True)
+    mu, sigma = module.propagate(graph, env, 1e-9, 5000)
     return {name: (float(mu[i]), float(sigma[i])) for i, name in enumerate(graph.names)}
 
 

@@ -8,17 +8,17 @@ from typing import Any, cast
 
 from .cards import Deck
 from .journal import (
-    _EagerLog,
-    _Events,
-    _Moves,
-    _play_event,
-    _rec_decision,
-    _rec_event,
-    _rec_game_over,
-    _rec_trick,
-    _Record,
-    _seat_of_record,
-    _trick_event,
+    EagerLog,
+    EventList,
+    JournalRecord,
+    MoveList,
+    play_event,
+    rec_decision,
+    rec_event,
+    rec_game_over,
+    rec_trick,
+    seat_of_record,
+    trick_event,
 )
 from .names import OH_HELL, SUITS
 from .options import (
@@ -32,16 +32,16 @@ from .options import (
     competition_ranks,
 )
 from .precomputed import (
-    _BID,
-    _OVER,
-    _PASS,
-    _PLAY,
-    _deck_tables,
-    _seat_of_move,
-    _seat_tables,
-    _seeded,
-    _shuffle,
-    _unique,
+    BID,
+    OVER,
+    PASS,
+    PLAY,
+    deck_tables,
+    seat_of_move,
+    seat_tables,
+    seeded,
+    shuffle,
+    unique,
 )
 from .values import Event, Move, MoveRecord
 
@@ -50,7 +50,7 @@ class Game:
     """State shared by both rulesets: hands, tricks, scores and the event log.
 
     Every hand is kept sorted. :attr:`moves` and :attr:`events` are built when first read (see
-    ``_EagerLog``), so a game nobody reads them from, a Monte Carlo playout say, never builds
+    ``EagerLog``), so a game nobody reads them from, a Monte Carlo playout say, never builds
     them.
     """
 
@@ -72,7 +72,7 @@ class Game:
         self.rules = rules
         self.players = players
         self.seed = seed
-        self.rng = _seeded(seed)
+        self.rng = seeded(seed)
         self._stacked = [list(order) for order in stacked_decks] if stacked_decks else []
         #: keyword arguments that changed the table (``stacked_decks``, and for Oh Hell
         #: ``ranks``, ``hand_sizes``, ``first_dealer``, ``trump_on_last_hand``): a replay
@@ -80,15 +80,15 @@ class Game:
         self.table: dict[str, Any] = (
             {"stacked_decks": [list(order) for order in self._stacked]} if self._stacked else {}
         )
-        # the journal (see ``_EagerLog``): built lists, records not yet built, whether every
+        # the journal (see ``EagerLog``): built lists, records not yet built, whether every
         # record and play is built at once, and how many plays of the current trick are built
-        self._moves: _Moves = []
-        self._events: _Events = []
-        self._log: list[_Record] | _EagerLog = []
+        self._moves: MoveList = []
+        self._events: EventList = []
+        self._log: list[JournalRecord] | EagerLog = []
         self._eager = False
         self._trick_recorded = 0
         self.scores = [0] * players
-        self.phase = _BID
+        self.phase = BID
         #: whether the game is over (phase OVER), kept in step with ``phase``
         self.is_over = False
         self.to_act: tuple[int, ...] = ()
@@ -103,13 +103,13 @@ class Game:
         deck = self.deck
         self._names = deck.names
         self._ranks = deck.ranks
-        tables = _deck_tables(deck)
+        tables = deck_tables(deck)
         self._suit_of = tables.suit_of
         self._suit_start = tables.suit_start
         self._trick_keys = tables.trick_keys
         self._cards = tables.cards
-        self._solo, self._next, self._everyone = _seat_tables(players)
-        self._dedupe = tuple if self.copies == 1 else _unique
+        self._solo, self._next, self._everyone = seat_tables(players)
+        self._dedupe = tuple if self.copies == 1 else unique
         # the legal plays or bids last listed, and for which seat (-1: none listed since the
         # last decision)
         self._legal_seat = -1
@@ -135,15 +135,15 @@ class Game:
     def _build_journal(self) -> None:
         """Build the moves and events recorded so far, and every later one as it happens."""
         moves, events, names = self._moves, self._events, self._names
-        for record in cast("list[_Record]", self._log):
+        for record in cast("list[JournalRecord]", self._log):
             record[0](record, names, moves, events)
         trick, leader, n = self.trick, self.leader, self.players
         for i in range(self._trick_recorded, len(trick)):
             seat = (leader + i) % n
             moves.append((seat, "play", trick[i]))
-            events.append(_play_event(names, seat, trick[i]))
+            events.append(play_event(names, seat, trick[i]))
         self._trick_recorded = len(trick)
-        self._log = _EagerLog(moves, events, names)
+        self._log = EagerLog(moves, events, names)
         self._eager = True
 
     def move_number(self, seat: int, played: int) -> int | None:
@@ -153,7 +153,7 @@ class Game:
         to_act = self.to_act
         if seat not in to_act:
             return None
-        if self.phase is _PLAY or not self._simultaneous:
+        if self.phase is PLAY or not self._simultaneous:
             return played + 1
         return played - (self.players - len(to_act)) + seat + 1
 
@@ -173,7 +173,7 @@ class Game:
         return self._names[card]
 
     def result(self) -> GameResult:
-        if self.phase is not _OVER:
+        if self.phase is not OVER:
             raise RulesError(f"the game is not over [{self.describe()}]")
         totals = tuple(self.scores)
         return GameResult(totals, competition_ranks(totals))
@@ -183,7 +183,7 @@ class Game:
     def legal_moves(self, seat: int) -> Sequence[Move] | Iterable[Move]:
         """What ``seat`` may choose now (empty when it owes no decision)."""
         phase = self.phase
-        if phase is _PLAY:
+        if phase is PLAY:
             if seat not in self.to_act:
                 return ()
             hand = self.hands[seat]
@@ -206,12 +206,12 @@ class Game:
             return legal
         if seat not in self.to_act:
             return ()
-        if phase is _BID:
+        if phase is BID:
             bids = self._legal_bids(seat)
             self._legal_seat = seat
             self._legal = bids
             return bids
-        if phase is _PASS:
+        if phase is PASS:
             return self._legal_passes(seat)
         return ()
 
@@ -225,7 +225,7 @@ class Game:
     def push(self, seat: int, move: Move) -> None:
         """Apply ``seat``'s decision; raises and changes nothing if it is not legal."""
         phase = self.phase
-        if phase is _PLAY and type(move) is int and seat in self.to_act:
+        if phase is PLAY and type(move) is int and seat in self.to_act:
             # the common case, a legal play, checked as in ``_check`` without its dispatch
             hand = self.hands[seat]
             trick = self.trick
@@ -246,15 +246,15 @@ class Game:
                     self.to_act = self._next[seat]
                     return
                 # the trick is complete: the first card with the highest key takes it (see
-                # ``_DeckTables``)
+                # ``DeckTables``)
                 keys = self._trick_keys[self.trump][suit_of[trick[0]]]
                 leader = self.leader
                 winner = (leader + trick.index(max(trick, key=keys.__getitem__))) % self.players
                 self.tricks_won[winner] += 1
                 if self._eager:
-                    self._events.append(_trick_event(self._names, leader, trick, winner))
+                    self._events.append(trick_event(self._names, leader, trick, winner))
                 else:
-                    self._log.append((_rec_trick, leader, trick, winner, self._trick_recorded))
+                    self._log.append((rec_trick, leader, trick, winner, self._trick_recorded))
                     self._trick_recorded = 0
                 self.trick = []
                 self.leader = winner
@@ -263,7 +263,7 @@ class Game:
                 else:
                     self._end_round()
                 return
-        if phase is _BID and seat in self.to_act:
+        if phase is BID and seat in self.to_act:
             # as ``_check`` does for a bid, unless the bid is one just listed for the seat
             if not (seat == self._legal_seat and type(move) is int and move in self._legal):
                 self._check_bid(seat, move)
@@ -277,18 +277,18 @@ class Game:
             self._bid(seat, cast(int, move))
         else:
             cards = tuple(cast(tuple[int, ...], move))  # checked: a pass is a card sequence
-            self._log.append((_rec_decision, seat, kind, cards))
+            self._log.append((rec_decision, seat, kind, cards))
             self._pass(seat, tuple(sorted(cards)))
 
     def _check(self, seat: int, move: object) -> str:
         phase = self.phase
         if seat not in self.to_act:
-            if phase is _OVER:
+            if phase is OVER:
                 raise OutOfTurnError("the game is over", seat=seat, move=move, game=self)
             raise OutOfTurnError(
                 f"no {phase.value} decision is owed by this seat", seat=seat, move=move, game=self
             )
-        if phase is _PLAY:
+        if phase is PLAY:
             if type(move) is not int:
                 raise MalformedMoveError(
                     f"a play must be a card, not {move!r}", seat=seat, move=move, game=self
@@ -300,7 +300,7 @@ class Game:
             raise IllegalMoveError(
                 self._why_illegal_play(seat, move), seat=seat, move=move, game=self
             )
-        if phase is _BID:
+        if phase is BID:
             self._check_bid(seat, move)
             return "bid"
         self._check_pass(seat, move)
@@ -339,18 +339,18 @@ class Game:
 
     def _emit(self, event: Event) -> None:
         """Record an event that is already a dict."""
-        self._log.append((_rec_event, event))
+        self._log.append((rec_event, event))
 
     def _canonical_moves(self) -> None:
         """Record a complete simultaneous set in seat order, whatever order it arrived in."""
         n = self.players
         if self._eager:
-            self._moves[-n:] = sorted(self._moves[-n:], key=_seat_of_move)
+            self._moves[-n:] = sorted(self._moves[-n:], key=seat_of_move)
         else:
             # the set's decision records are the last records: nothing else was recorded
             # while the set was incomplete
-            log = cast("list[_Record]", self._log)
-            log[-n:] = sorted(log[-n:], key=_seat_of_record)
+            log = cast("list[JournalRecord]", self._log)
+            log[-n:] = sorted(log[-n:], key=seat_of_record)
 
     def _shuffled(self, cards: list[int]) -> list[int]:
         if self._stacked:
@@ -358,14 +358,14 @@ class Game:
             if sorted(order) != sorted(cards):
                 raise InvalidRulesError("a stacked deck must hold exactly the cards of the deck")
             return order
-        _shuffle(self.rng, cards)
+        shuffle(self.rng, cards)
         return cards
 
     def _finish(self) -> None:
-        self.phase = _OVER
+        self.phase = OVER
         self.is_over = True
         self.to_act = ()
-        self._log.append((_rec_game_over, tuple(self.scores)))
+        self._log.append((rec_game_over, tuple(self.scores)))
 
     # -- ruleset hooks
     def pass_count(self) -> int:

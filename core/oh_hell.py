@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from .cards import OH_HELL_DECK, Deck, oh_hell_deck
 from .game import Game
-from .journal import _rec_decision, _rec_hell_bid, _rec_hell_deal, _rec_hell_score
+from .journal import rec_decision, rec_hell_bid, rec_hell_deal, rec_hell_score
 from .names import OH_HELL
 from .options import OH_HELL_HANDS, IllegalMoveError, InvalidRulesError, MalformedMoveError, Rules
-from .precomputed import _BID, _BID_RANGE, _PLAY, _shuffle
+from .precomputed import BID, BID_RANGE, PLAY, shuffle
 
 
 def oh_hell_hand_sizes(players: int, order: str = "up", max_hand: int = 0) -> tuple[int, ...]:
@@ -128,7 +128,7 @@ class OhHellGame(Game):
         if self._stacked:
             deck = self._shuffled(deck)
         else:
-            _shuffle(self.rng, deck)
+            shuffle(self.rng, deck)
         first = (self.dealer + 1) % n
         dealt = k * n
         # card i goes to seat (first + i) % n
@@ -145,14 +145,14 @@ class OhHellGame(Game):
         self.bids = [None] * n
         self.leader = first
         self._log.append(
-            (_rec_hell_deal, self.round, k, self.dealer, self.trump_card, deck, first, n)
+            (rec_hell_deal, self.round, k, self.dealer, self.trump_card, deck, first, n)
         )
-        self.phase = _BID
+        self.phase = BID
         self.to_act = self._everyone if self._simultaneous else self._solo[first]
 
     def _legal_bids(self, seat: int) -> tuple[int, ...]:
         k = self.hand_size
-        bids = _BID_RANGE[k] if k < len(_BID_RANGE) else tuple(range(k + 1))
+        bids = BID_RANGE[k] if k < len(BID_RANGE) else tuple(range(k + 1))
         if self._hook and seat == self.dealer:
             forbidden = k - sum(b for b in self.bids if b is not None)
             if 0 <= forbidden <= k:
@@ -183,18 +183,18 @@ class OhHellGame(Game):
     def _bid(self, seat: int, bid: int) -> None:
         self.bids[seat] = bid
         if self._simultaneous:
-            self._log.append((_rec_decision, seat, "bid", bid))
+            self._log.append((rec_decision, seat, "bid", bid))
             self.to_act = tuple(s for s in self.to_act if s != seat)
             if self.to_act:
                 return
             self._canonical_moves()
             self._emit({"type": "bids", "bids": list(self.bids)})
         else:
-            self._log.append((_rec_hell_bid, seat, bid))
+            self._log.append((rec_hell_bid, seat, bid))
             if seat != self.dealer:
                 self.to_act = self._next[seat]
                 return
-        self.phase = _PLAY
+        self.phase = PLAY
         self.to_act = self._solo[self.leader]
 
     def _end_round(self) -> None:
@@ -212,7 +212,7 @@ class OhHellGame(Game):
             scores[s] += points[s]
         self._log.append(
             (
-                _rec_hell_score,
+                rec_hell_score,
                 self.round,
                 tuple(self.bids),
                 tuple(self.tricks_won),

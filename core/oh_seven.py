@@ -9,7 +9,7 @@ from typing import Any
 
 from .cards import OH_SEVEN_DECK
 from .game import Game
-from .journal import _rec_deal, _rec_decision
+from .journal import rec_deal, rec_decision
 from .names import OH_SEVEN, SUITS
 from .options import (
     OH_SEVEN_HAND,
@@ -21,7 +21,7 @@ from .options import (
     MalformedMoveError,
     Rules,
 )
-from .precomputed import _BID, _PASS, _PLAY, _unique
+from .precomputed import BID, PASS, PLAY, unique
 
 
 class OhSevenGame(Game):
@@ -49,7 +49,7 @@ class OhSevenGame(Game):
             raise InvalidRulesError(f"rules for {rules.game} cannot play {OH_SEVEN}")
         super().__init__(rules, players, seed, stacked_decks=stacked_decks)
         self.copies = 1 if players <= 4 else 2
-        self._dedupe = tuple if self.copies == 1 else _unique
+        self._dedupe = tuple if self.copies == 1 else unique
         self.rounds = OH_SEVEN_ROUNDS
         self.hand_size = OH_SEVEN_HAND
         self._passing = bool(rules["passing"])
@@ -80,13 +80,13 @@ class OhSevenGame(Game):
             "deal": self.deal_number,
             "hand_size": 7,
         }
-        self._log.append((_rec_deal, round_event, tuple(map(tuple, self.hands))))
+        self._log.append((rec_deal, round_event, tuple(map(tuple, self.hands))))
         count, _ = PASS_SCHEDULE[self.round]
-        self.phase = _PASS if self._passing and count else _BID
+        self.phase = PASS if self._passing and count else BID
         self.to_act = self._everyone
 
     def pass_count(self) -> int:
-        return PASS_SCHEDULE[self.round][0] if self.phase is _PASS else 0
+        return PASS_SCHEDULE[self.round][0] if self.phase is PASS else 0
 
     def pass_target(self, seat: int) -> int:
         return (seat + PASS_SCHEDULE[self.round][1]) % self.players
@@ -140,7 +140,7 @@ class OhSevenGame(Game):
         for hand in self.hands:
             hand.sort()
         self.pending = {}
-        self.phase = _BID
+        self.phase = BID
         self.to_act = self._everyone
 
     # -- bidding
@@ -162,7 +162,7 @@ class OhSevenGame(Game):
             )
 
     def _bid(self, seat: int, card: int) -> None:
-        self._log.append((_rec_decision, seat, "bid", card))
+        self._log.append((rec_decision, seat, "bid", card))
         self.pending[seat] = card
         self.to_act = tuple(s for s in self.to_act if s != seat)
         if self.to_act:
@@ -217,7 +217,7 @@ class OhSevenGame(Game):
         self.trump = cards[self.top_seat] // 8
         self.leader = self.top_seat
         self._emit({"type": "trump", "suit": SUITS[self.trump], "leader": self.leader})
-        self.phase = _PLAY
+        self.phase = PLAY
         self.to_act = self._solo[self.leader]
 
     # -- scoring

@@ -11,7 +11,7 @@ from .names import OH_SEVEN
 from .oh_hell import OhHellGame
 from .oh_seven import OhSevenGame
 from .options import OH_SEVEN_HAND, Rules, RulesError
-from .precomputed import _PLAY
+from .precomputed import PLAY
 
 
 class InvalidPositionError(RulesError, ValueError):
@@ -105,6 +105,6 @@ def position_game(
     game.trick = list(trick)
     game.tricks_won = list(tricks_won)
     game.bids = list(bids)
-    game.phase = _PLAY
+    game.phase = PLAY
     game.to_act = ((leader + len(trick)) % n,)
     return game

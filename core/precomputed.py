@@ -1,5 +1,10 @@
 """The engine's speed machinery: tables built once and shared by every game (all immutable),
-the shuffle and the seeded generator."""
+the shuffle and the seeded generator.
+
+Its names are the engine's own (``game``, ``oh_seven``, ``oh_hell``, ``wire``, ``positions``
+import them), not the package's API: ``PASS``/``PLAY``/``BID``/``OVER`` (the phases as plain
+globals), ``unique``, ``seat_of_move``, ``BID_RANGE``, ``seat_tables``, ``deck_tables``
+(``DeckTables``), ``shuffle`` and ``seeded``."""
 
 from __future__ import annotations
 
@@ -13,26 +18,27 @@ from .options import Phase
 from .values import MoveRecord
 
 # Phase members as plain globals for the hot path: ``Phase.PLAY`` is a slow enum lookup.
-_PASS, _PLAY, _BID, _OVER = Phase.PASS, Phase.PLAY, Phase.BID, Phase.OVER
+PASS, PLAY, BID, OVER = Phase.PASS, Phase.PLAY, Phase.BID, Phase.OVER
 
 
-def _unique(cards: Iterable[int]) -> tuple[int, ...]:
+def unique(cards: Iterable[int]) -> tuple[int, ...]:
     """``cards`` without repeats, in order."""
     return tuple(dict.fromkeys(cards))
 
 
-def _seat_of_move(move: MoveRecord) -> int:
+def seat_of_move(move: MoveRecord) -> int:
+    """The seat that made a recorded move."""
     return move[0]
 
 
 # -- tables built once and shared by every game (all are immutable)
 
-#: ``_BID_RANGE[k]`` is ``(0, 1, ..., k)``: the Oh Hell bids of a hand of ``k`` cards.
-_BID_RANGE = tuple(tuple(range(k + 1)) for k in range(54))
+#: ``BID_RANGE[k]`` is ``(0, 1, ..., k)``: the Oh Hell bids of a hand of ``k`` cards.
+BID_RANGE = tuple(tuple(range(k + 1)) for k in range(54))
 _SEAT_TABLES: dict[int, tuple[tuple[tuple[int], ...], tuple[tuple[int], ...], tuple[int, ...]]] = {}
 
 
-def _seat_tables(
+def seat_tables(
     players: int,
 ) -> tuple[tuple[tuple[int], ...], tuple[tuple[int], ...], tuple[int, ...]]:
     """The usual values of ``to_act``: ``(seat,)`` and ``((seat + 1) % players,)`` per seat, and
@@ -47,8 +53,8 @@ def _seat_tables(
     return tables
 
 
-class _DeckTables:
-    """Tables for every deck of one shape, built once: see :func:`_deck_tables`."""
+class DeckTables:
+    """Tables for every deck of one shape, built once: see :func:`deck_tables`."""
 
     __slots__ = ("suit_of", "suit_start", "trick_keys", "cards")
 
@@ -76,28 +82,28 @@ class _DeckTables:
         self.cards = list(range(size))
 
 
-_DECK_TABLES: dict[tuple[int, int], _DeckTables] = {}
+_DECK_TABLES: dict[tuple[int, int], DeckTables] = {}
 
 
-def _deck_tables(deck: Deck) -> _DeckTables:
+def deck_tables(deck: Deck) -> DeckTables:
     """The tables of ``deck``'s shape (they depend on nothing else)."""
     key = (deck.ranks, deck.suits)
     tables = _DECK_TABLES.get(key)
     if tables is None:
-        tables = _DECK_TABLES[key] = _DeckTables(deck)
+        tables = _DECK_TABLES[key] = DeckTables(deck)
     return tables
 
 
 def trick_keys(deck: Deck, trump: int | None, led: int) -> tuple[int, ...]:
     """Each card's :func:`~.names.trick_strength` in a trick of ``deck`` led in suit ``led``
     under ``trump`` (None: no trump), by card: the card with the highest key takes it."""
-    return _deck_tables(deck).trick_keys[trump][led]
+    return deck_tables(deck).trick_keys[trump][led]
 
 
 _SHUFFLE_STEPS: dict[int, tuple[tuple[int, int], ...]] = {}
 
 
-def _shuffle(rng: random.Random, cards: list[int]) -> None:
+def shuffle(rng: random.Random, cards: list[int]) -> None:
     """``rng.shuffle(cards)``: the same draws in the same order, so the same result and state.
 
     ``random.Random.shuffle`` swaps ``cards[i]`` with ``cards[_randbelow(i + 1)]`` for ``i``
@@ -121,7 +127,7 @@ _new_random = random.Random.__new__
 _seed_random = _random.Random.seed
 
 
-def _seeded(seed: int) -> random.Random:
+def seeded(seed: int) -> random.Random:
     """``random.Random(seed)``, the same state, seeded directly for an int (``Random.seed`` does
     the same, through a Python method)."""
     if type(seed) is not int:

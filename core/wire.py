@@ -11,7 +11,7 @@ from typing import cast
 from .cards import UnknownCardError
 from .game import Game
 from .names import OH_SEVEN
-from .precomputed import _BID, _PASS
+from .precomputed import BID, PASS
 from .values import Move, WireChoice, WireMove
 
 __all__ = [
@@ -36,11 +36,11 @@ def legal_to_wire(game: Game, seat: int) -> tuple[list[WireChoice], int]:
     number of cards to pass, or the legal bids or plays and 0."""
     phase = game.phase
     names = game.deck.names
-    if phase is _PASS:
+    if phase is PASS:
         return [names[c] for c in game.hands[seat]], game.pass_count()
     # a bid or a play: a card, or an Oh Hell bid
     legal = cast(Sequence[int], game.legal_moves(seat))
-    if phase is _BID and game.rules.game != OH_SEVEN:
+    if phase is BID and game.rules.game != OH_SEVEN:
         return list(legal), 0
     return [names[c] for c in legal], 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the folders of the repository's own code (the distribution's packages, the example bots and
+#: the benchmarks): none of their modules may use another module's private name
+OWN_CODE = ("core", "sdk", "env", "referee", "example_bots", "benchmarks")
 
 
 def lint_imports(*args: str) -> subprocess.CompletedProcess[str]:
@@ -94,6 +98,76 @@ class TestImportContract:
             project = tomllib.load(handle)["tool"]
         packages = {name for name in project["setuptools"]["packages"] if name.count(".") == 1}
         assert set(project["importlinter"]["root_packages"]) == packages
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(source: str, where: str) -> list[str]:
+    """Each private name (``_x``, not ``__x__``) that ``source`` takes from another module of
+    ours: imported (``from ohseven.core.journal import _rec``, ``from .journal import _rec``)
+    or read as an attribute of a module or name imported from ours (``ratings._graph``).
+    Another library's private names (``os._exit``) are its business, not ours."""
+    tree = ast.parse(source)
+    ours: set[str] = set()  # names bound to a module (or a name) of ours
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and not (node.module or "").startswith("ohseven"):
+                continue
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append((node.lineno, f"imports {alias.name}"))
+                ours.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("ohseven"):
+                    ours.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in ours:
+                found.append((node.lineno, f"reads {ast.unparse(node)}"))
+    return [f"{where}:{line}: {what}" for line, what in sorted(found)]
+
+
+class TestPrivateNames:
+    """No module of ours uses another module's private name: what modules share is public,
+    documented in its owner."""
+
+    def test_none_in_our_code(self) -> None:
+        found = [
+            use
+            for folder in OWN_CODE
+            for path in sorted((ROOT / folder).rglob("*.py"))
+            if "node_modules" not in path.parts
+            for use in private_uses(path.read_text(), str(path.relative_to(ROOT)))
+        ]
+        assert found == []
+
+    def test_each_way_of_taking_one_is_caught(self) -> None:
+        source = (
+            "import os\n"
+            "import ohseven.core.game as engine\n"
+            "from ohseven.core.precomputed import _BID, PLAY\n"
+            "from .journal import _rec_deal\n"
+            "from ohseven.referee.results import ratings\n"
+            "from . import wire\n"
+            "os._exit(0)\n"
+            "ratings._graph(PLAY)\n"
+            "wire._x.y\n"
+            "engine._deal\n"
+        )
+        assert private_uses(source, "m.py") == [
+            "m.py:3: imports _BID",
+            "m.py:4: imports _rec_deal",
+            "m.py:8: reads ratings._graph",
+            "m.py:9: reads wire._x",
+            "m.py:10: reads engine._deal",
+        ]
 
 
 class TestEditableInstall:

@@ -224,8 +224,8 @@ class TestOrderFree:
         env = module.make_env(OH_SEVEN)
         results = []
         for listed in (records, records[::-1]):
-            graph = module._graph(listed, "abcde", True, presorted=True)
-            results.append(module._propagate(graph, env, 1e-12, 5000))
+            graph = module.factor_graph(listed, "abcde", True, presorted=True)
+            results.append(module.propagate(graph, env, 1e-12, 5000))
         for first, second in zip(results[0], results[1], strict=True):
             assert max(abs(first - second)) < 1e-6
 

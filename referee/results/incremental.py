@@ -7,7 +7,7 @@ run loop writes ``leaderboard.json`` only now and then. :class:`LiveBoard` keeps
 the games arrive instead: the aggregates (``store.Aggregates``) and the deals behind the
 points intervals (``uncertainty.DealUnits``) are sums; the factor graph only grows (the new
 games' slots appended); the expectation propagation restarts from the previous messages
-(``ratings._propagate``), so a document after a wave costs a few sweeps, not a cold solve.
+(``ratings.propagate``), so a document after a wave costs a few sweeps, not a cold solve.
 
 The numbers are those of ``leaderboard.json`` for the same games, except the order-free mu and
 sigma, which reach the same fixed point from another start: equal within the solver's
@@ -27,11 +27,11 @@ from ohseven.referee.results.archive import Tournament, rated_records
 from ohseven.referee.results.leaderboard import leaderboard
 from ohseven.referee.results.ratings import (
     BotRating,
+    FactorGraph,
     Ratings,
-    _Graph,
-    _graph,
-    _propagate,
+    factor_graph,
     make_env,
+    propagate,
 )
 from ohseven.referee.results.store import Aggregates
 from ohseven.referee.results.uncertainty import DealUnits
@@ -94,11 +94,11 @@ class LiveBoard:
         """The order-free ratings (as ``ratings.order_free_table``), best first."""
         if self.solved is not None:
             return self.solved
-        import numpy as np  # deferred: heavy (see ratings._graph)
+        import numpy as np  # deferred: heavy (see ratings.factor_graph)
 
         names = tuple(self.names)
         if self.unsolved:
-            grown = _graph(self.unsolved, names, self.fault_ranks_last, presorted=True)
+            grown = factor_graph(self.unsolved, names, self.fault_ranks_last, presorted=True)
             self.unsolved = []
             if self.slot_bot is None or self.top is None:
                 self.slot_bot, self.top = grown.slot_bot, grown.top
@@ -111,7 +111,7 @@ class LiveBoard:
                 self.parity = np.concatenate([self.parity, grown.parity])
         slots = self.slot_bot if self.slot_bot is not None else np.zeros(0, dtype=np.int64)
         top = self.top if self.top is not None else np.zeros(0, dtype=np.int64)
-        graph = _Graph(
+        graph = FactorGraph(
             names=names,
             slot_bot=slots,
             top=top,
@@ -120,7 +120,7 @@ class LiveBoard:
             parity=self.parity if self.parity is not None else np.zeros(0, dtype=np.int64),
             games=np.bincount(slots, minlength=len(names)),
         )
-        mu, sigma = _propagate(graph, self.env, _TOLERANCE, _MAX_SWEEPS, self.messages)
+        mu, sigma = propagate(graph, self.env, _TOLERANCE, _MAX_SWEEPS, self.messages)
         games = self.aggregates.games
         rows = [
             BotRating(name, float(mu[at]), float(sigma[at]), games[name])

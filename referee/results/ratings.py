@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DRAW_PROBABILITY",
+    "FactorGraph",
+    "factor_graph",
+    "propagate",
     "BotRating",
     "Ratings",
     "game_ranks",
@@ -482,14 +485,14 @@ def _canonical_key(record: GameRecord) -> tuple:
 
 
 def _pdf(x: np.ndarray) -> np.ndarray:
-    import numpy as np  # deferred: numpy and scipy take ~0.35 s to import (see _graph)
+    import numpy as np  # deferred: numpy and scipy take ~0.35 s to import (see factor_graph)
 
     return _INV_SQRT_2PI * np.exp(-0.5 * x * x)
 
 
 def _v_w_win(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """TrueSkill's v and w of a win (d > eps), stable for very negative t - eps."""
-    from scipy.special import erfcx  # deferred: heavy (see _graph)
+    from scipy.special import erfcx  # deferred: heavy (see factor_graph)
 
     x = t - eps
     v = _SQRT_2_OVER_PI / erfcx(-x / _SQRT_2)  # pdf(x) / cdf(x)
@@ -499,8 +502,8 @@ def _v_w_win(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _v_w_draw(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """TrueSkill's v and w of a draw (|d| <= eps), stable for large |t|."""
-    import numpy as np  # deferred: heavy (see _graph)
-    from scipy.special import erfcx, ndtr  # deferred: heavy (see _graph)
+    import numpy as np  # deferred: heavy (see factor_graph)
+    from scipy.special import erfcx, ndtr  # deferred: heavy (see factor_graph)
 
     sign = np.where(t < 0, -1.0, 1.0)
     u = np.abs(t)
@@ -522,7 +525,7 @@ def _v_w_draw(t: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 @attrs.frozen
-class _Graph:
+class FactorGraph:
     """The factor graph of a list of games (sorted canonically), as flat arrays."""
 
     names: tuple[str, ...]
@@ -534,13 +537,13 @@ class _Graph:
     games: np.ndarray  # games per bot
 
 
-def _graph(
+def factor_graph(
     records: Iterable[GameRecord],
     names: Iterable[str],
     fault_ranks_last: bool,
     *,
     presorted: bool = False,
-) -> _Graph:
+) -> FactorGraph:
     """The graph of ``records`` sorted canonically (``presorted``: in the order given, for
     the benchmark and tests that show the fixed point itself does not depend on it)."""
     # deferred: numpy and scipy take ~0.35 s to import, paid only where ratings are computed,
@@ -572,7 +575,7 @@ def _graph(
             parity.append(place % 2)
     slots = np.asarray(slot_bot, dtype=np.int64)
     top_array = np.asarray(top, dtype=np.int64)
-    return _Graph(
+    return FactorGraph(
         names=tuple(index),
         slot_bot=slots,
         top=top_array,
@@ -604,8 +607,8 @@ def order_free(
     prior. Raises ``KeyError`` for a bot not in ``bots``, ``ValueError`` for a bot in two seats.
     """
     env = make_env(game, draw_probability)
-    graph = _graph(records, bots, fault_ranks_last)
-    mu, sigma = _propagate(graph, env, tolerance, max_sweeps)
+    graph = factor_graph(records, bots, fault_ranks_last)
+    mu, sigma = propagate(graph, env, tolerance, max_sweeps)
     return {
         name: (float(mu[position]), float(sigma[position]))
         for position, name in enumerate(graph.names)
@@ -637,8 +640,8 @@ def order_free_table(
     return sorted(rows, key=lambda row: (-row.score, row.name))
 
 
-def _propagate(
-    graph: _Graph,
+def propagate(
+    graph: FactorGraph,
     env: trueskill.TrueSkill,
     tolerance: float,
     max_sweeps: int,
@@ -656,7 +659,7 @@ def _propagate(
     at even places, then those at odd places: no two pairs updated together share a
     performance) and sends the performances' messages back up, damped, to the skills.
     """
-    import numpy as np  # deferred: heavy (see _graph)
+    import numpy as np  # deferred: heavy (see factor_graph)
 
     bots = len(graph.names)
     pi0 = 1.0 / env.sigma**2
@@ -747,5 +750,5 @@ def _propagate(
     return mu, sigma
 
 
-#: the names of the messages :func:`_propagate` keeps between calls
+#: the names of the messages :func:`propagate` keeps between calls
 _MESSAGES = ("up_pi", "up_tau", "above_pi", "above_tau", "below_pi", "below_tau")

@@ -102,7 +102,7 @@ def _interval(
     ratio = points / games
     spread = sum((p - ratio * g) ** 2 for p, g in values)
     se = math.sqrt(n / (n - 1) * spread) / games
-    from scipy.special import stdtrit  # deferred: heavy (see ratings._graph)
+    from scipy.special import stdtrit  # deferred: heavy (see ratings.factor_graph)
 
     half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * se  # Student's t quantile
     return (ratio - half, ratio + half)
@@ -218,6 +218,6 @@ def games_to_separate(
 
 
 def _erfinv(y: float) -> float:
-    from scipy.special import erfinv  # deferred: heavy (see ratings._graph)
+    from scipy.special import erfinv  # deferred: heavy (see ratings.factor_graph)
 
     return float(erfinv(y))
