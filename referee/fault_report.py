@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 import shlex
 import signal
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from ohseven.core.faults import Fault
 
 __all__ = [
     "FaultSite",
@@ -113,7 +114,9 @@ class FaultSite:
     game: str = ""  # how the game is named where no replay is (``game 2``, ``check 5``)
 
     @classmethod
-    def of(cls, fault: Any, replay: str | None = None, game: str = "") -> FaultSite:
+    def of(
+        cls, fault: Fault | Mapping[str, Any], replay: str | None = None, game: str = ""
+    ) -> FaultSite:
         """From a :class:`~ohseven.core.faults.Fault` or its dict form."""
         get = fault.get if isinstance(fault, dict) else lambda key: getattr(fault, key, None)
         status = get("status")

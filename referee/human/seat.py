@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import attrs
 from ohseven.core.names import OH_HELL, OH_SEVEN, RANKS, SUITS
 from ohseven.core.table import LinkBase, Request, Table, request_message
+from ohseven.core.values import Event, WireChoice, WireMove
 from ohseven.core.wire import move_from_wire
 from ohseven.referee.terminal import printable
 from ohseven.sdk.view import View, card_key
@@ -74,7 +75,7 @@ class Turn:
 class Front(Protocol):
     """A way to show a person the game and read their answers."""
 
-    def ask(self, turn: Turn) -> Any:
+    def ask(self, turn: Turn) -> WireMove:
         """The person's legal move (wire form) for ``turn.request``; raises :class:`SeatLeft`
         when they leave."""
 
@@ -134,8 +135,8 @@ def _legal_text(legal: Sequence[Any]) -> str:
 
 
 def parse_answer(
-    text: str, kind: str, legal: Sequence[Any], count: int, view: View | None = None
-) -> Any:
+    text: str, kind: str, legal: Sequence[WireChoice], count: int, view: View | None = None
+) -> WireMove:
     """The legal move (wire form) that ``text`` names, for a request of ``kind`` with
     ``legal`` and ``count``; raises :class:`AnswerError` saying why not.
 
@@ -287,13 +288,13 @@ class HumanLink(LinkBase):
         log = tuple(self.log)
         return Turn(self.view, self.names, log, self.logged, self.game, self.games, request)
 
-    def send(self, table: Table, request: Request, events: list[dict[str, Any]]) -> None:
+    def send(self, table: Table, request: Request, events: list[Event]) -> None:
         self._fold(events)
         self.view.set_request(request_message(request, []))
         move = self.front.ask(self.turn(request))
         table.answer(request, move_from_wire(table.game, request.kind, move))
 
-    def tell(self, events: list[dict[str, Any]]) -> None:
+    def tell(self, events: list[Event]) -> None:
         self._fold(events)
         self.front.show(self.turn())
 

@@ -10,9 +10,9 @@ a bot chose is printed as text, never as markup.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ohseven.core.names import OH_HELL, OH_SEVEN
+from ohseven.core.values import WireMove
 from ohseven.referee.human.seat import (
     DISPLAY_SUITS,
     SUIT_NAMES,
@@ -176,7 +176,7 @@ class TerminalFront:
             text.append(f"(choose {request.count})")
         self.console.print(text)
 
-    def ask(self, turn: Turn) -> Any:
+    def ask(self, turn: Turn) -> WireMove:
         request = turn.request
         assert request is not None
         self.draw(turn)

@@ -26,6 +26,7 @@ from typing import Any
 
 import uvicorn
 from jinja2 import Environment, PackageLoader, select_autoescape
+from ohseven.core.values import WireMove
 from ohseven.referee.human.seat import AnswerError, SeatLeft, Turn, parse_answer, position
 from ohseven.referee.site.publish import STATIC
 from starlette.applications import Starlette
@@ -176,7 +177,7 @@ class WebFront:
             self.error = ""
             self.version += 1
 
-    def ask(self, turn: Turn) -> Any:
+    def ask(self, turn: Turn) -> WireMove:
         request = turn.request
         assert request is not None
         self._publish(turn, waiting=False)
