@@ -25,6 +25,7 @@ def commands() -> dict[str, ModuleType]:
     try:
         from ohseven.referee.cli import authors as authors_cli
         from ohseven.referee.cli import check_bot, simulate
+        from ohseven.referee.cli import final as final_cli
         from ohseven.referee.cli import match as match_cli
         from ohseven.referee.cli import play as play_cli
         from ohseven.referee.cli import publish as publish_cli
@@ -52,6 +53,7 @@ def commands() -> dict[str, ModuleType]:
         "serve": serve_cli,
         "authors": authors_cli,
         "submit": submit_cli,
+        "final": final_cli,
     }
 
 
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ohseven-referee",
         description="Referee for Oh-Seven and Oh Hell bots: "
         "simulate, match, play, check-bot, tourney, publish, view, replay, serve, authors, "
-        "submit.",
+        "submit, final.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module in commands().items():

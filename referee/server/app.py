@@ -31,6 +31,7 @@ from ohseven.referee.results.leaderboard import leaderboard_csv, leaderboard_mar
 from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.server.checks import CheckQueue, QueueFullError
 from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
+from ohseven.referee.server.final_pages import final_board, final_routes, revealed
 from ohseven.referee.server.live import LiveView
 from ohseven.referee.server.ratelimit import FailureLimiter
 from ohseven.referee.server.uploads import (
@@ -358,6 +359,8 @@ class Server:
         :class:`UploadError`); the bot's name."""
         if not self.settings.submissions:
             raise UploadError("submissions are closed", 403)
+        if self.db.final_state() is not None:
+            raise UploadError("the competition's final has begun: submissions are closed", 403)
         if not isinstance(bot, str) or not NAME_PATTERN.fullmatch(bot):
             raise UploadError(
                 f"bot name {bot!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a letter "
@@ -477,12 +480,14 @@ def create_app(server: Server) -> Starlette:
         )
 
     async def api_commitment(request: Request) -> Response:
+        shown = revealed(server.output)
         return JSONResponse(
             {
                 "sha256": server.commitment,
+                "secret": None if shown is None else shown.get("secret"),
                 "what": "SHA-256 of the tournament secret every deal is derived from; the "
-                "secret is revealed in leaderboard.json once the competition is complete (with "
-                "reveal_seeds)",
+                "secret is revealed here once the final is complete (ohseven-referee final, "
+                "with reveal_seeds): check that its SHA-256 is this",
             }
         )
 
@@ -496,6 +501,7 @@ def create_app(server: Server) -> Starlette:
             request,
             "live_index.html",
             commitment=server.commitment,
+            final=final_board(server.output),
             board=server.leaderboard(),
             games=list(reversed(server.live.games(limit=20))),
         )
@@ -689,6 +695,7 @@ def create_app(server: Server) -> Starlette:
         Route("/me", me),
         Route("/me/upload", me_upload, methods=["POST"]),
         Route("/me/uploads/{id}", me_version),
+        *final_routes(server),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     return Starlette(

@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 SERVER_DB_NAME = "server.sqlite"
+#: the meta key of the final's state
+FINAL_META = "final"
 #: author and bot names: short, lower case, safe in a URL and a file name
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
@@ -260,6 +262,23 @@ class ServerDB:
             value = secrets.token_bytes(32)
             db.execute("INSERT INTO meta VALUES (?, ?)", (name, value.hex()))
             return value
+
+    def meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def final_state(self) -> dict[str, Any] | None:
+        """``{"began", "bots", "done"?}`` once ``ohseven-referee final`` has begun (from then
+        on no upload is accepted and the league plays no more), else None."""
+        value = self.meta(FINAL_META)
+        return json.loads(value) if value else None
+
+    def set_final_state(self, state: dict[str, Any]) -> None:
+        self.set_meta(FINAL_META, json.dumps(state))
 
     # -- authors
 

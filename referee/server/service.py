@@ -27,7 +27,7 @@ from ohseven.referee.server.live import LiveView
 from ohseven.referee.server.uploads import clean_partial, uploads_root
 from ohseven.referee.tournament.run import tournament_secret
 
-__all__ = ["ServeError", "serve", "split_listen"]
+__all__ = ["ServeError", "serve", "server_lock", "split_listen"]
 
 
 #: how long a server waits for the folder's lock (held by a stopped server's last workers)
@@ -50,7 +50,7 @@ def split_listen(value: str) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def _server_lock(output: Path) -> Iterator[None]:
+def server_lock(output: Path) -> Iterator[None]:
     output.mkdir(parents=True, exist_ok=True)
     handle = open(output / ".server.lock", "w")  # noqa: SIM115 - held while serving
     try:
@@ -85,7 +85,7 @@ def serve(
     """Serve the league of ``config`` until SIGINT or SIGTERM; raise :class:`ServeError`."""
     output = Path(config.output)
     host, port = split_listen(listen or config.server.listen)
-    with _server_lock(output):
+    with server_lock(output):
         db = ServerDB(output)
         clean_partial(uploads_root(output))
         live = LiveView(
@@ -125,7 +125,12 @@ def serve(
                 config, db, workers=workers, cluster=cluster, board_interval=BOARD_SECONDS
             )
             with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C or SIGTERM: stop cleanly
-                league.run()
+                if db.final_state() is None:
+                    league.run()
+                else:  # the final has begun: the league is over, its results are served
+                    announce(f"{config.name}: the final has begun; serving the results")
+                    while True:
+                        time.sleep(1.0)
         finally:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut this short
             web.should_exit = True
