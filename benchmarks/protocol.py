@@ -156,8 +156,12 @@ def cgroup_cost(count: int = 200) -> float | None:
     return (time.perf_counter() - started) / count
 
 
-def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> tuple[float, int]:
-    """Seconds per decision in a real match of 4 copies of ``bot``, and the decisions."""
+def match(
+    bot: tuple[str, ...], games: int, mode: str, ponder: bool = False, seats: int = 4
+) -> tuple[float, int]:
+    """Seconds per decision in a real match of ``seats`` copies of ``bot`` (each game a new
+    deal: no process is renewed), and the decisions. benchmarks/tourney.py measures its bot
+    in isolation with it."""
     from ohseven.core.rules import Rules
     from ohseven.referee.play.match import play_match
     from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
@@ -168,8 +172,8 @@ def match(bot: tuple[str, ...], games: int, mode: str, ponder: bool = False) -> 
     spec = MatchSpec(
         match_id="bench",
         rules=Rules.make("oh-seven"),
-        bots=tuple(BotSpec(f"bot{i}", (sys.executable, *bot)) for i in range(4)),
-        seatings=tuple(tuple((s + g) % 4 for s in range(4)) for g in range(games)),
+        bots=tuple(BotSpec(f"bot{i}", (sys.executable, *bot)) for i in range(seats)),
+        seatings=tuple(tuple((s + g) % seats for s in range(seats)) for g in range(games)),
         seeds=tuple(range(games)),
         time_control=TimeControl(move_seconds=5, bank_seconds=10),
     )

@@ -12,8 +12,13 @@ hash) records when it starts and returns on the system-wide monotonic clock; the
 bots is the union of these intervals over all bots (two bots thinking at once count once).
 Everything else is **outside the bots**: the bots' start-up and shutdown, the SDK's decoding and
 view, the transport, the referee, the database, the ratings, the scheduling and the final site.
-It is split into the part inside ``play_match``'s games (``GameRecord.seconds``, per decision)
-and the part outside the games (start-up and shutdown of a match's bots, the tourney machinery).
+It is split into the part inside ``play_match``'s games (``GameRecord.seconds``, per decision:
+with duplicate deals it holds what readies the fresh processes of a rotation) and the part
+outside the games (start-up and shutdown of a match's bots, the tourney machinery). The cost per
+decision inside the games is set against the same bot's alone, measured in the same run by
+benchmarks/protocol.py's ``match`` (a match at a table of the same size, a new deal each game so
+no process is renewed, the bots' own time taken off the same way): goal <= 1.25x, and <= 10% of
+the 1-worker run outside the bots.
 The bots' thinking is measured as wall time, so a machine loaded by other work slows the bots,
 not the share outside them.
 
@@ -22,7 +27,7 @@ loopback (a ``dask scheduler`` and two ``dask worker --nthreads 1 --resources ma
 scheduler given with ``--cluster ADDRESS``; ``--no-cluster`` skips it (needs ``ohseven[cluster]``).
 
     python benchmarks/tourney.py [--games-per-table N] [--bots N] [--table K] [--work S]
-        [--repeats R] [--cluster ADDRESS | --no-cluster]
+        [--repeats R] [--alone-games N] [--cluster ADDRESS | --no-cluster]
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ from pathlib import Path
 from ohseven.referee.plan.loader import load_config
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.run import run_tournament
+
+# benchmarks/protocol.py's measure of a bot alone (this script's folder is first on sys.path)
+from protocol import match as match_alone
 
 #: Each decision burns ``WORK`` seconds of CPU (like a thinking bot), then answers by a stable
 #: hash; the bot writes the intervals of its decisions to ``SPANS`` when it exits. The thread's
@@ -148,6 +156,19 @@ def bot_seconds(folder: Path) -> tuple[float, int]:
             total += b - max(a, end)
             end = b
     return total, len(spans)
+
+
+def alone(folder: Path, seats: int, games: int) -> float:
+    """Seconds per decision outside the bots for the same bot alone: benchmarks/protocol.py's
+    match of ``seats`` copies of it (unsandboxed, a new deal each game, so no process is
+    renewed), less the bots' own time (their recorded intervals)."""
+    for file in (folder / "spans").glob("*.txt"):
+        file.unlink()
+    per, decisions = match_alone(
+        (str(folder / "bot" / "busy.py"),), games, "unsandboxed", seats=seats
+    )
+    thinking, _ = bot_seconds(folder)
+    return per - thinking / decisions
 
 
 def measure(path: Path, workers: int, cluster: str | None = None) -> tuple[float, int, dict]:
@@ -407,6 +428,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler (default: 2 here)")
     parser.add_argument("--no-cluster", action="store_true", help="skip the Dask cluster row")
     parser.add_argument(
+        "--alone-games",
+        type=int,
+        default=8,
+        metavar="N",
+        help="games of the same bot alone (benchmarks/protocol.py's match) per repeat",
+    )
+    parser.add_argument(
         "--repeats",
         type=int,
         default=1,
@@ -432,14 +460,16 @@ def main(argv: list[str] | None = None) -> int:
         Path(tmp).chmod(0o755)  # a root referee runs bots as another uid: they must read it
         path = write(Path(tmp), args.bots, args.table, args.games_per_table, args.work)
         output = load_config(path).output
-        runs = []  # per repeat: (wall 1 worker, wall 2 workers, thinking, in games, decisions)
+        runs = []  # per repeat: (wall 1 worker, wall 2 workers, thinking, in games, decisions,
+        # the cost per decision of the bot alone)
         for repeat in range(args.repeats):
             wall1, games, board1 = measure(path, 1)
             thinking, spans = bot_seconds(Path(tmp))
             decisions = count_decisions(output)
             in_games = game_seconds(output)
+            single = alone(Path(tmp), args.table, args.alone_games)
             wall2, _, board2 = measure(path, 2)
-            runs.append((wall1, wall2, thinking, in_games, decisions))
+            runs.append((wall1, wall2, thinking, in_games, decisions, single))
             if args.repeats > 1:
                 print(
                     f"run {repeat + 1}/{args.repeats}: 1 worker {wall1:.2f} s, 2 workers "
@@ -453,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("warning: the leaderboards of 1 and 2 workers differ")
         # the median run by its share outside the games (the goal's figure); its other figures
         runs.sort(key=lambda run: (run[0] - run[3]) / run[0])
-        wall1, wall2, thinking, in_games, decisions = runs[len(runs) // 2]
+        wall1, wall2, thinking, in_games, decisions, single = runs[len(runs) // 2]
         if args.repeats > 1:
             shares = [(run[0] - run[3]) / run[0] for run in runs]
             print(
@@ -465,12 +495,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scaling 1 -> 2 workers: {wall1 / wall2:.2f}x (goal >= 1.7x)")
         print(
             f"time outside the bots (1 worker): {(wall1 - thinking) / wall1:.1%} "
-            f"(the bots think {thinking:.2f} s of {wall1:.2f} s), of which:"
+            f"(the bots think {thinking:.2f} s of {wall1:.2f} s; goal <= 10%), of which:"
+        )
+        per = (in_games - thinking) / decisions
+        print(
+            f"  inside the games, per decision (transport, SDK, referee, fresh processes of "
+            f"duplicate deals): {(in_games - thinking) / wall1:.1%} "
+            f"({per * 1e6:.0f} us per decision of {decisions})"
         )
         print(
-            f"  inside the games, per decision (transport, SDK, referee: the protocol's cost, "
-            f"see protocol.py): {(in_games - thinking) / wall1:.1%} "
-            f"({(in_games - thinking) / decisions * 1e6:.0f} us per decision of {decisions})"
+            f"  the same bot alone (protocol.py's match: {args.alone_games} games at a table of "
+            f"{args.table}, no renewal): {single * 1e6:.0f} us per decision; in the games / "
+            f"alone: {per / single:.2f}x (goal <= 1.25x)"
         )
         print(
             f"  outside the games (ratings, database, scheduling, bots' start-up and shutdown): "

@@ -129,3 +129,46 @@ class TestReferee:
             referee.prepare([bot], 5)
             assert bot.launches == 2 and bot.active and bot.restarts == 0
             assert bot.take_carried() == []
+
+    def test_foresee_starts_the_renewal_during_the_game_before(self):
+        """``foresee`` starts a spare only for a bot whose process saw the next deal, in its
+        own new directory; the spare is shown nothing (its hello answered, its routing id not
+        a bot's) until ``prepare`` swaps it in: a renewal, not a restart."""
+        spec = spec_of(BotSpec("bot", (sys.executable, BOT, "random")))
+        with Referee(spec, UNSANDBOXED, max_restarts=0) as referee:
+            (bot,) = referee.bots
+            referee.start()
+            referee.prepare([bot], 5)
+            first, old_dir = bot.process, bot.socket_dir
+            referee.foresee([bot], 6)  # a deal it has not seen: nothing to start
+            assert referee.spares == {}
+            referee.foresee([bot], 5)
+            spare = referee.spares[bot.index]
+            assert spare.process is not None and spare.process is not first
+            assert spare.socket_dir != old_dir  # new, holding only its endpoint
+            assert os.listdir(spare.socket_dir) == [os.path.basename(spare.endpoint)]
+            while spare.routing_id is None:  # its hello, handled as the game's loop would
+                referee.wait(None, 0.05)  # type: ignore[arg-type]
+            assert spare.routing_id not in referee.by_rid and bot.launches == 1
+            referee.prepare([bot], 5)
+            assert bot.process is spare.process and bot.routing_id == spare.routing_id
+            assert bot.launches == 2 and bot.active and bot.restarts == 0
+            assert bot.seen == {5} and referee.spares == {} and not os.path.exists(old_dir)
+            assert bot.take_carried() == [] and first.poll() is not None
+
+    def test_a_spare_that_dies_is_replaced_by_the_usual_start(self):
+        """A spare whose process is gone before the swap is discarded without a fault; the
+        bot gets a process started the usual way, with the same launch number."""
+        spec = spec_of(BotSpec("bot", (sys.executable, BOT, "random")))
+        with Referee(spec, UNSANDBOXED, max_restarts=0) as referee:
+            (bot,) = referee.bots
+            referee.start()
+            referee.prepare([bot], 5)
+            referee.foresee([bot], 5)
+            spare = referee.spares[bot.index]
+            assert spare.process is not None
+            spare.process.kill()
+            referee.prepare([bot], 5)
+            assert bot.process is not spare.process and bot.active
+            assert bot.launches == 2 and bot.restarts == 0 and bot.take_carried() == []
+            assert referee.spares == {}

@@ -36,6 +36,9 @@ class Contestant:
     socket_dir: str = ""  # private to this bot; its endpoint is in it
     bound: str | None = None  # the endpoint bound for its current process
     accepted: int = 0  # connections accepted on it
+    #: a process started ahead for the bot's next game (:meth:`~.referee.Referee.foresee`),
+    #: told nothing of any game until it is swapped into the bot
+    spare: bool = False
 
     @property
     def endpoint(self) -> str:

@@ -81,6 +81,9 @@ def play_game(
     names = tuple(guests[s][0] if bot is None else bot.spec.name for s, bot in enumerate(seats))
     started = time.monotonic()
     referee.prepare(bots, spec.seeds[index])
+    if index + 1 < len(spec.seatings):  # the next game's fresh processes start during this one
+        following = [referee.bots[b] for b in spec.seatings[index + 1]]
+        referee.foresee(following, spec.seeds[index + 1])
     game = new_game(spec.rules, len(seats), spec.seeds[index])
     links = [guests[s][1] if bot is None else referee.link(bot) for s, bot in enumerate(seats)]
     fallback = RandomFallback(f"{spec.fallback_seed}:{index}")

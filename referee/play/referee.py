@@ -32,14 +32,13 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import attrs
 import zmq
 from ohseven.core import seeds
 from ohseven.core.rules import Game
 from ohseven.core.table import Fallback, Link, OnMove, Request, Table
-from ohseven.core.values import Event, Move
+from ohseven.core.values import Move
 from ohseven.referee.fault_report import exit_text
 from ohseven.referee.play.connection import (
     MAX_TRANSPORT_FRAME,
@@ -52,7 +51,6 @@ from ohseven.referee.play.connection import (
     State,
     decode,
     error_message,
-    events_message,
     shutdown_message,
 )
 from ohseven.referee.play.contestant import Contestant
@@ -63,6 +61,8 @@ from ohseven.referee.play.descriptors import (
     raise_fd_limit,
     start_groups,
 )
+from ohseven.referee.play.link import NOBLOCK, SEND_MORE, BotLink
+from ohseven.referee.play.strangers import STRANGER_FRAMES, Strangers
 from ohseven.referee.records import BotSpec, Fault, FaultStatus, MatchSpec
 from ohseven.referee.sandbox.process import BotProcess
 from ohseven.referee.sandbox.settings import BotStartError, SandboxConfig
@@ -83,78 +83,14 @@ SHUTDOWN_SECONDS = 2.0
 _PROCESS_CHECK_SECONDS = 0.05
 #: the longest a receive blocks: the loop then checks the processes and the deadlines
 _WAIT_MS = round(_PROCESS_CHECK_SECONDS * 1000)
-_SEND_MORE = int(zmq.SNDMORE | zmq.NOBLOCK)
-_NOBLOCK = int(zmq.NOBLOCK)
 # the options as their enum members: pyzmq converts a plain int to one on every call
 _RCVTIMEO, _RCVMORE = zmq.SocketOption.RCVTIMEO, zmq.SocketOption.RCVMORE
 
 #: Connections a bot may open to its endpoint (before its hello: the endpoint's file is removed
 #: at the hello); one more and it is faulted ``protocol`` and killed.
 MAX_CONNECTIONS = 4
-#: Frames a connection may send before a hello of it is accepted; beyond, each is a
-#: ``protocol`` fault of the bot that opened it (when the referee can tell which one).
-STRANGER_FRAMES = 32
-
-
 #: ``on_frame(bot, frame)``: a frame ``bot`` sent after its hello, before it is handled
 OnFrame = Callable[[Contestant, bytes], None]
-
-
-class BotLink:
-    """The link of a bot process to its seat (:class:`~ohseven.core.table.Link`): requests
-    go out on the referee's socket, replies come back through :meth:`Referee.wait`; a fault
-    counts towards the bot's ``drop_after_faults``. Made by :meth:`Referee.link`."""
-
-    synchronous = False
-    __slots__ = ("referee", "bot")
-
-    def __init__(self, referee: Referee, bot: Contestant) -> None:
-        self.referee = referee
-        self.bot = bot
-
-    def usable(self) -> bool:
-        return self.bot.active
-
-    def wake(self) -> None:
-        process = self.bot.process
-        if process is not None:
-            resting = self.referee.to_rest
-            again = process in resting  # asked again before it came to rest: never frozen
-            if resting:  # those that answered stop before this one runs: one bot at a time
-                for other in resting:
-                    if other is not process:
-                        other.freeze()
-                resting.clear()
-            if not again:
-                process.thaw()
-
-    def send(self, table: Table, request: Request, events: list[Event]) -> None:
-        bot = self.bot
-        connection = bot.connection
-        assert connection is not None
-        frame = connection.request(request, events)
-        self.referee.asked.append(connection)
-        rid = bot.routing_id
-        assert rid is not None
-        send = self.referee.send_frame
-        try:  # as ``Referee._send``, inline on the hot path
-            send(rid, _SEND_MORE)
-            send(frame, _NOBLOCK)
-        except zmq.ZMQError:
-            pass  # a peer that is gone or has a full queue loses the frame and will time out
-
-    def tell(self, events: list[Event]) -> None:
-        self.referee._send(self.bot.routing_id, events_message(events))
-
-    def faulted(
-        self, table: Table, seat: int, status: FaultStatus, request: Request | None
-    ) -> None:
-        bot = self.bot
-        if bot.connection is not None:
-            bot.connection.expire()
-        if request is not None and bot.process is not None:
-            bot.process.freeze()  # it owes no decision any more
-        self.referee._count(bot, status)
 
 
 class Referee:
@@ -186,12 +122,11 @@ class Referee:
         self.bots = [Contestant(i, b) for i, b in enumerate(spec.bots)]
         self.by_rid: dict[bytes, Contestant] = {}
         self.by_endpoint: dict[bytes, Contestant] = {}
-        #: frames of each routing id with no accepted hello, and the bot that opened it
-        self.strangers: dict[bytes, list[Any]] = {}
+        self.strangers = Strangers()  # the routing ids with no accepted hello
         raise_fd_limit(
             open_descriptors()
             + FD_RESERVE
-            + sum(bot_capacity(self._sandbox_for(b)) for b in spec.bots)
+            + 2 * sum(bot_capacity(self._sandbox_for(b)) for b in spec.bots)  # spares too
         )
         self.next_id = 1
         #: the table of the game being played (None between games)
@@ -227,6 +162,8 @@ class Referee:
         # every accepted connection, by endpoint: how the referee counts a bot's connections
         self.monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
         self.receive_timeout_ms = -1  # the socket's RCVTIMEO, set only when it changes
+        #: processes started ahead for the next game (:meth:`foresee`), by bot index
+        self.spares: dict[int, Contestant] = {}
 
     def _bind(self, bot: Contestant) -> None:
         """A new private directory and endpoint for ``bot``'s next process.
@@ -262,7 +199,7 @@ class Referee:
         monitor = self.monitor
         while True:
             try:
-                parts = monitor.recv_multipart(_NOBLOCK)
+                parts = monitor.recv_multipart(NOBLOCK)
             except zmq.Again:
                 return
             if len(parts) != 2:
@@ -306,37 +243,43 @@ class Referee:
             self._launch_batch([chosen[index] for index in group])
 
     def _launch_batch(self, bots: list[Contestant]) -> None:
-        waiting = []
-        for bot in bots:
-            bot.launches += 1
-            bot.seen.clear()
-            if bot.launches > 1:
-                self.next_id += self._id_jump(bot)
-            secret = secrets.token_hex(16)
-            bot.connection = Connection(bot.spec.name, secret)
-            self._bind(bot)
-            env = {
-                "OHSEVEN_ENDPOINT": bot.endpoint,
-                "OHSEVEN_SECRET": secret,
-                "OHSEVEN_NAME": bot.spec.name,
-                # a seed for the bot's own randomness: the same match replays the same games
-                "OHSEVEN_SEED": str(self._bot_seed(bot)),
-                **self.env,
-            }
-            bot.process = BotProcess(
-                list(bot.spec.command),
-                name=bot.spec.name,
-                bot_dir=bot.spec.directory,
-                socket_dir=bot.socket_dir,
-                env=env,
-                config=self._sandbox_for(bot.spec),
-            )
-            try:
-                bot.process.start()
-            except BotStartError as error:
-                self._lose(bot, FaultStatus.NO_START, str(error))
-                continue
-            waiting.append(bot)
+        self._await_hellos([bot for bot in bots if self._spawn(bot)])
+
+    def _spawn(self, bot: Contestant) -> bool:
+        """Start a new process for ``bot`` in a new private directory and endpoint (its hello
+        is awaited by the caller); False if it could not be started."""
+        bot.launches += 1
+        bot.seen.clear()
+        if bot.launches > 1 and not bot.spare:  # a spare's jump is taken when it is swapped in
+            self.next_id += self._id_jump(bot)
+        secret = secrets.token_hex(16)
+        bot.connection = Connection(bot.spec.name, secret)
+        self._bind(bot)
+        env = {
+            "OHSEVEN_ENDPOINT": bot.endpoint,
+            "OHSEVEN_SECRET": secret,
+            "OHSEVEN_NAME": bot.spec.name,
+            # a seed for the bot's own randomness: the same match replays the same games
+            "OHSEVEN_SEED": str(self._bot_seed(bot)),
+            **self.env,
+        }
+        bot.process = BotProcess(
+            list(bot.spec.command),
+            name=bot.spec.name,
+            bot_dir=bot.spec.directory,
+            socket_dir=bot.socket_dir,
+            env=env,
+            config=self._sandbox_for(bot.spec),
+        )
+        try:
+            bot.process.start()
+        except BotStartError as error:
+            self._lose(bot, FaultStatus.NO_START, str(error))
+            return False
+        return True
+
+    def _await_hellos(self, waiting: list[Contestant]) -> None:
+        """Wait (bounded by the start time) for the hellos of ``waiting``'s new processes."""
         deadline = self.clock() + self.spec.time_control.start_seconds
         while True:
             waiting = [
@@ -366,7 +309,11 @@ class Referee:
         """``bot``'s process is gone (crash or failed start): close and kill it, record why.
 
         A crash (or an exit before hello) is a ``limit`` fault when the kernel enforced one of
-        the bot's limits."""
+        the bot's limits. A spare is discarded instead (its bot is then started the usual way,
+        where the same failure is its fault)."""
+        if bot.spare:
+            self._discard(bot)
+            return
         if status in (FaultStatus.CRASH, FaultStatus.NO_START) and bot.process is not None:
             limit = bot.process.limit_hit()
             if limit is not None:
@@ -403,16 +350,19 @@ class Referee:
 
     def _fault(self, bot: Contestant, status: FaultStatus, detail: str) -> None:
         """A fault of ``bot``: the table's (and its link's) business during a game of it, else
-        carried to its next game."""
+        carried to its next game. A spare's is not a fault: it is discarded (see :meth:`_lose`)."""
+        if bot.spare:
+            self._discard(bot)
+            return
         state = self.table
         seat = self.seat_of.get(bot.index) if state is not None else None
         if state is None or seat is None:
             bot.carry.append((status, detail))
-            self._count(bot, status)
+            self.count_fault(bot, status)
         else:
             state.fault(seat, status, detail)  # the link's ``faulted`` counts it
 
-    def _count(self, bot: Contestant, status: FaultStatus) -> None:
+    def count_fault(self, bot: Contestant, status: FaultStatus) -> None:
         """Count a fault of ``bot`` in the match; drop it at ``drop_after_faults``."""
         if status is FaultStatus.DROPPED:
             return
@@ -441,6 +391,10 @@ class Referee:
                 limit = bot.process.limit_hit()  # a process of the bot was killed for it
                 if limit is not None:
                     self._lose(bot, FaultStatus.LIMIT, limit)
+        for spare in list(self.spares.values()):
+            process = spare.process
+            if process is not None and (process.poll() is not None or process.limit_hit()):
+                self._discard(spare)
 
     # -- messages
 
@@ -467,63 +421,31 @@ class Referee:
         # A ROUTER delivers the routing id and at least one frame, all parts at once. The frame
         # is read as a zmq.Frame, whose ``more`` says whether parts follow without a read of
         # the socket option (which costs more than reading the frame).
-        frame = sock.recv(_NOBLOCK, copy=False)
+        frame = sock.recv(NOBLOCK, copy=False)
         frames.append(frame.bytes)
         if frame.more:
             while sock.getsockopt(_RCVMORE):
-                frames.append(sock.recv(_NOBLOCK))
+                frames.append(sock.recv(NOBLOCK))
         self._handle(frames)
 
     def _stranger(self, rid: bytes) -> None:
-        """A frame of a routing id with no accepted hello: a hello is answered, at most
-        ``STRANGER_FRAMES`` frames per connection are read, and each frame beyond is a
-        ``protocol`` fault of the bot whose process opened the connection."""
+        """A frame of a routing id with no accepted hello (read by :class:`Strangers`): a hello
+        is answered, and a frame beyond ``STRANGER_FRAMES`` is a ``protocol`` fault of the bot
+        whose process opened the connection."""
         sock = self.socket
-        parts = [sock.recv(_NOBLOCK, copy=False)]
+        parts = [sock.recv(NOBLOCK, copy=False)]
         while sock.getsockopt(_RCVMORE):
-            parts.append(sock.recv(_NOBLOCK, copy=False))
-        seen = self.strangers.get(rid)
-        if seen is None:
-            seen = self.strangers[rid] = [0, self._opener(parts[0])]
-        seen[0] += 1
-        if seen[0] <= STRANGER_FRAMES:
-            if len(parts) == 1:
-                message = decode(parts[0].bytes)
-                if type(message) is Hello:
-                    self._hello(rid, message)
-            return
-        bot = seen[1]
-        if bot is not None and bot.process is not None and not bot.dropped:
+            parts.append(sock.recv(NOBLOCK, copy=False))
+        read = self.strangers.read(rid, parts, self.bots)
+        if isinstance(read, Hello):
+            self._hello(rid, read)
+        elif read is not None and read.process is not None and not read.dropped:
             self._fault(
-                bot,
+                read,
                 FaultStatus.PROTOCOL,
-                f"{seen[0]} frames on a connection that said no accepted hello "
-                f"(at most {STRANGER_FRAMES})",
+                f"{self.strangers.count(rid)} frames on a connection that said no accepted "
+                f"hello (at most {STRANGER_FRAMES})",
             )
-
-    def _opener(self, frame: zmq.Frame) -> Contestant | None:
-        """The bot whose process sent ``frame`` (by the peer's uid, else its process tree)."""
-        try:  # "host:uid:gid:pid" of the process that connected (SO_PEERCRED)
-            _, uid, _, pid = str(frame.get("Peer-Address")).rsplit(":", 3)
-            uid_n, pid_n = int(uid), int(pid)
-        except (ValueError, zmq.ZMQError):
-            return None
-        running = [(bot, bot.process) for bot in self.bots if bot.process is not None]
-        owners = [bot for bot, process in running if process.uid == uid_n]
-        if len(owners) == 1 and len({process.uid for _, process in running}) == len(running):
-            return owners[0]
-        roots = {process.pid: bot for bot, process in running if process.pid}
-        for _ in range(64):  # up the process tree to a bot's process
-            if pid_n in roots:
-                return roots[pid_n]
-            try:
-                with open(f"/proc/{pid_n}/stat") as handle:
-                    pid_n = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                return None
-            if pid_n <= 1:
-                return None
-        return None
 
     def _handle(self, frames: list[bytes]) -> None:
         rid = frames[0]
@@ -567,7 +489,7 @@ class Referee:
         state.answer(request, move, error)
 
     def _hello(self, rid: bytes, hello: Hello) -> None:
-        for bot in self.bots:
+        for bot in [*self.bots, *self.spares.values()]:
             connection = bot.connection
             if (
                 connection is not None
@@ -577,31 +499,34 @@ class Referee:
                 answer = connection.hello(hello)
                 if answer is None:
                     reason = hello.problem or f"unsupported protocol {hello.protocol}"
-                    self._send(rid, error_message(reason))
+                    self.send_to(rid, error_message(reason))
                     if hello.problem is not None:
                         self._fault(bot, FaultStatus.PROTOCOL, f"hello refused: {reason}")
                     return
                 bot.routing_id = rid
-                bot.ever_ready = True
-                self.by_rid[rid] = bot
-                self.strangers.pop(rid, None)
+                self.strangers.forget(rid)
                 if bot.bound is not None:  # no connection can be opened to it any more
                     with contextlib.suppress(OSError):
                         os.unlink(bot.bound[len("ipc://") :])
-                self._send(rid, answer)
+                self.send_to(rid, answer)
                 if bot.process is not None:  # it owes nothing until its first request
                     bot.process.freeze()
+                if bot.spare:  # its frames are a stranger's until it is swapped in
+                    return
+                bot.ever_ready = True
+                self.by_rid[rid] = bot
                 return
-        self._send(rid, error_message("unknown secret"))
+        self.send_to(rid, error_message("unknown secret"))
 
-    def _send(self, rid: bytes | None, frame: bytes) -> None:
+    def send_to(self, rid: bytes | None, frame: bytes) -> None:
+        """Send ``frame`` to the connection ``rid`` (nothing when None)."""
         # a peer that is gone or has a full queue loses the frame and will time out
         if rid is None:  # no connection yet (or any more)
             return
         try:
             send = self.send_frame
-            send(rid, _SEND_MORE)
-            send(frame, _NOBLOCK)
+            send(rid, SEND_MORE)
+            send(frame, NOBLOCK)
         except zmq.ZMQError:
             pass
 
@@ -645,12 +570,76 @@ class Referee:
         deal twice; a renewal is not a restart (no fault, no budget spent).
         """
         stale = [bot for bot in seats if seed in bot.seen and bot.process is not None]
+        spares, self.spares = self.spares, {}
+        swapped, fresh = [], []
         for bot in stale:
             if bot.active:
-                self._send(bot.routing_id, shutdown_message())
+                self.send_to(bot.routing_id, shutdown_message())
             self._disconnect(bot)
-        if stale:
-            self.start(stale)
+            spare = spares.pop(bot.index, None)
+            alive = spare is not None and spare.process is not None and spare.process.poll() is None
+            if spare is not None and alive and not bot.dropped:
+                self._swap(bot, spare)
+                swapped.append(bot)
+            else:
+                fresh.append(bot)
+        for spare in spares.values():  # not needed after all (its bot crashed or was dropped)
+            self._discard(spare)
+        self._await_hellos(swapped)
+        if fresh:
+            self.start(fresh)
+
+    # -- spares: the next game's fresh processes, started while this one is played
+
+    def foresee(self, seats: Sequence[Contestant], seed: int) -> None:
+        """The bots and the deal of the next game, told before this one is played: a spare
+        process is started now for each bot whose process has seen that deal, so that its
+        start-up overlaps this game, and :meth:`prepare` swaps it in. A spare has its own new
+        directory and endpoint, is shown nothing of any game until it is swapped in (its
+        frames meanwhile are a stranger's), and rests frozen after its hello. One that fails
+        is discarded: its bot is then started the usual way (and faulted as usual)."""
+        ahead = [
+            bot
+            for bot in seats
+            if seed in bot.seen and bot.active and bot.process is not None
+            if bot.index not in self.spares
+        ]
+        needs = [(bot.spec.name, bot_capacity(self._sandbox_for(bot.spec))) for bot in ahead]
+        if len(start_groups(needs)) > 1:
+            return  # not all can be waiting for their hellos at once: started as they are due
+        for bot in ahead:
+            spare = Contestant(bot.index, bot.spec, launches=bot.launches, spare=True)
+            self.spares[bot.index] = spare
+            self._spawn(spare)
+
+    def _swap(self, bot: Contestant, spare: Contestant) -> None:
+        """Give ``bot`` (disconnected) the process, connection and endpoint of its spare."""
+        if bot.socket_dir:
+            shutil.rmtree(bot.socket_dir, ignore_errors=True)
+        for name in ("process", "connection", "socket_dir", "bound", "accepted", "launches"):
+            setattr(bot, name, getattr(spare, name))
+        bot.seen.clear()
+        bot.logs.extend(spare.logs)
+        self.next_id += self._id_jump(bot)
+        if bot.bound is not None:
+            self.by_endpoint[bot.bound.encode()] = bot
+        rid = bot.routing_id = spare.routing_id
+        if rid is not None:  # its hello is in
+            bot.ever_ready = True
+            self.by_rid[rid] = bot
+            self.strangers.forget(rid)
+
+    def _discard(self, spare: Contestant) -> None:
+        """Kill a spare and keep its output in its bot's logs."""
+        if self.spares.get(spare.index) is spare:
+            del self.spares[spare.index]
+        if spare.connection is not None:
+            spare.connection.close()
+        spare.connection = None
+        self._stop(spare)
+        shutil.rmtree(spare.socket_dir, ignore_errors=True)
+        self.bots[spare.index].logs.extend(spare.logs)
+        spare.logs.clear()
 
     def link(self, bot: Contestant) -> BotLink:
         """The link of ``bot``'s process to its seat (for :meth:`play`)."""
@@ -755,10 +744,12 @@ class Referee:
         if self.logs is not None:
             return self.logs
         self._settle()
+        for spare in list(self.spares.values()):
+            self._discard(spare)
         for bot in self.bots:
             if bot.active and bot.process is not None:
                 bot.process.thaw()
-                self._send(bot.routing_id, shutdown_message())
+                self.send_to(bot.routing_id, shutdown_message())
         deadline = time.monotonic() + SHUTDOWN_SECONDS
         for bot in self.bots:  # each returns as soon as its bot exits
             if bot.process is not None:
