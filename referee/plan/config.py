@@ -139,6 +139,11 @@ class ServerConfig:
     #: games (0: one round-robin among them)
     final_bots: int = 8
     final_games: int = 0
+    #: unrated games on request: games of one request at most, requests waiting or playing
+    #: (of all authors, of one author)
+    unrated_games: int = 10
+    unrated_queue: int = 20
+    unrated_per_author: int = 2
     #: failed token or session checks in any minute, of one client address and of one author
     #: name, before they are refused (429) until the minute is over
     auth_failures: int = 10
