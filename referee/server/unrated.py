@@ -19,11 +19,11 @@ from typing import Any
 
 from ohseven.core.seeds import derive_seed
 from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.run_plan import sandbox_config
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec
 from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import entry
-from ohseven.referee.tournament.run import sandbox_config
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
