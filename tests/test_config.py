@@ -505,3 +505,19 @@ class TestTrust:
         assert mode.startswith("<config>:8: key `sandbox.mode`: unsandboxed"), mode
         assert deals.startswith("<config>:7: key `schedule.deals`: duplicate"), deals
         assert "page cache" in deals
+
+    def test_pondering_is_for_trusted_bots(self, tmp_path):
+        """``ponder: true``, for the sandbox or for one bot, lets bots run beside each other
+        (the CPU contention channel): named with its line, for a server to refuse."""
+        (tmp_path / "b.py").write_text("")
+        text = "name: t\ngame: oh-seven\ntable_size: 2\nbots:\n  - {name: a, file: b.py}\n"
+        text += "  - name: b\n    file: b.py\n    ponder: true\n"
+        (bot,) = load_config_text(text, base_dir=tmp_path).for_trusted_bots
+        assert bot.startswith("<config>:8: key `bots[1].ponder`: ponder lets"), bot
+        whole = load_config_text(text + "sandbox: {ponder: true}\n", base_dir=tmp_path)
+        assert [reason.split(": key")[0] for reason in whole.for_trusted_bots] == [
+            "<config>:9",
+            "<config>:8",
+        ]
+        off = load_config_text(text.replace("ponder: true", "ponder: false"), base_dir=tmp_path)
+        assert off.for_trusted_bots == ()

@@ -174,6 +174,9 @@ class TestFaultOutput:
         data = json.loads(referee("--json", *args).stdout)
         row = data["bots"][2]
         assert row["faults"] == {status: 1}
+        if status == "no_start":  # the fallback's seat: nothing credited to the bot
+            assert (row["games"], row["points"], row["wins"], row["fallback_games"]) == (0, 0, 0, 1)
+            assert row["avg_rank"] is None
         assert words in row["output_tail"]
         assert len(row["output_tail"].splitlines()) <= 21  # bounded: the "noise" is cut
         assert data["bots"][0]["output_tail"] == ""
@@ -182,6 +185,8 @@ class TestFaultOutput:
         assert text.returncode == (1 if status == "no_start" else 0), text.stderr
         if status == "no_start":
             assert "did not start (no_start)" in text.stderr
+            (row,) = [r for r in text.stdout.splitlines() if r.startswith("│") and "last_" in r]
+            assert [cell.strip() for cell in row.split("│")[2:6]] == ["-"] * 4  # points...
         assert f"{status}" in text.stdout and "exited with code" in text.stdout
         assert words in text.stdout
         if mode == "start":

@@ -100,11 +100,12 @@ def build_tournament(
     reveal_seeds: bool = False,
     game_seed=None,
     site_logs: str | None = None,
+    bots: tuple[str, ...] = BOTS,
 ) -> Path:
-    """A round-robin of ``BOTS`` at tables of ``table``; the last ``unfinished`` matches are
+    """A round-robin of ``bots`` at tables of ``table``; the last ``unfinished`` matches are
     scheduled but not played. ``FAULTY`` times out in the first game of each of its matches."""
     rng = random.Random(seed)
-    tables = list(itertools.combinations(BOTS, table))
+    tables = list(itertools.combinations(bots, table))
     matches = [
         (index, f"m{index}", seats, index * games_per_match, games_per_match)
         for index, seats in enumerate(tables)
@@ -114,7 +115,7 @@ def build_tournament(
         "name": "test cup",
         "game": game,
         "table_size": table,
-        "bots": [{"name": name} for name in BOTS],
+        "bots": [{"name": name} for name in bots],
         "schedule": {"type": "round-robin", "games_per_table": games_per_match},
         "seed": seed,
         "reveal_seeds": reveal_seeds,

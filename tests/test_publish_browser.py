@@ -15,7 +15,7 @@ import pytest
 from conftest import ARTIFACTS
 from ohseven.referee.site.publish import publish
 from playwright.sync_api import Browser, ConsoleMessage, Page
-from test_publish import FAULTY, HOST, build_tournament
+from test_publish import BOTS, FAULTY, HOST, build_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -262,3 +262,60 @@ class TestLayout:
         """The rating heading reads "μ ± σ" (not "M ± Σ" from the headings' uppercase style)."""
         page.goto((site / "index.html").as_uri())
         assert page.inner_text("#ranking thead th:nth-child(4)") == "μ ± σ"
+
+
+#: nine bots, names as long as real ones (the first four: the fixture's, with its faulty bot)
+NINE = (*BOTS, "montecarlo-v2", "heuristic-b", "expectimax-deep", "mybot-v12", "random-seat")
+
+
+def page_width_problems(page: Page, width: int) -> list[str]:
+    """What a reader at ``width`` px could not see: a page wider than the window, and (at
+    1280) a table wider than its box (scrolled inside it: cut) or than its container."""
+    problems = []
+    if page.evaluate("document.documentElement.scrollWidth") > width:
+        problems.append(f"page {page.evaluate('document.documentElement.scrollWidth')} px")
+    if width >= 1280:
+        problems += page.evaluate(
+            """() => Array.from(document.querySelectorAll('table')).flatMap(table => {
+              const box = table.parentElement;
+              const name = table.id || table.className || box.id || box.className;
+              const cut = [];
+              if (box.scrollWidth > box.clientWidth + 1) cut.push(name + ': box scrolls');
+              if (table.getBoundingClientRect().right > window.innerWidth + 1)
+                cut.push(name + ': past the window');
+              return cut;
+            })"""
+        )
+    return problems
+
+
+class TestEveryTableSize:
+    """Every table size each game allows (Oh-Seven 2-9, Oh Hell 3-7): the index, the games
+    list, a bot page and a replay at its last step (its widest: every round on the score
+    sheet) fit 1280 and 390 px with every column shown at 1280."""
+
+    @pytest.mark.parametrize(
+        ("game", "size"),
+        [("oh-seven", n) for n in range(2, 10)] + [("oh-hell", n) for n in range(3, 8)],
+    )
+    def test_every_page_fits(self, tmp_path: Path, browser: Browser, game: str, size: int) -> None:
+        out = build_tournament(tmp_path, game=game, table=size, games_per_match=1, bots=NINE[:size])
+        publish(out)
+        found = {}
+        for width in (1280, 390):
+            context = browser.new_context(viewport={"width": width, "height": 900})
+            page = context.new_page()
+            for name in ("index.html", "games.html", "bots/alpha.html"):
+                page.goto((out / name).as_uri())
+                page.wait_for_selector("table")
+                found[(width, name)] = page_width_problems(page, width)
+            page.goto((out / "games.html").as_uri())
+            page.click("table.games a:text-is('replay')")
+            page.wait_for_selector("#replay:not([hidden])")
+            page.click("#last")
+            assert page.locator("#seats tbody tr").count() == size
+            found[(width, "replay")] = page_width_problems(page, width)
+            if width == 1280 and size in (7, 9):
+                page.screenshot(path=str(ARTIFACTS / f"replay-{game}-{size}.png"), full_page=True)
+            context.close()
+        assert {key: value for key, value in found.items() if value} == {}

@@ -296,6 +296,7 @@ class TestTrustedOnlySettings:
         ("old", "new", "key"),
         [
             ("workers: 1", "workers: 1\nsandbox: {mode: unsandboxed}", "sandbox.mode"),
+            ("workers: 1", "workers: 1\nsandbox: {ponder: true}", "sandbox.ponder"),
             ("  games_per_table: 1", "  games_per_table: 1\n  deals: duplicate", "schedule.deals"),
         ],
     )

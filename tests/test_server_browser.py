@@ -109,3 +109,32 @@ def test_a_bad_upload_shows_the_limit_and_a_forged_session_is_refused(
     assert response is not None and response.status == 401
     assert "alice's bots" not in other.content()
     forged.close()
+
+
+def test_unrated_games_requested_with_the_form(server: Running, page: Page) -> None:
+    """After the first test (alice/webbot v1 plays): the request form, its CSRF token, the
+    result page with the games' places."""
+    page.goto(f"{server.url}/login")
+    page.fill("#token", server.tokens["alice"])  # type: ignore[attr-defined]
+    page.click("#login")
+    page.wait_for_url(f"{server.url}/me")
+    page.click("#unrated-link")
+    page.wait_for_url(f"{server.url}/me/unrated")
+    page.select_option("#bot", "alice/webbot v1")
+    page.check('input[name="opponent"][value="random"]')
+    page.check('input[name="opponent"][value="heuristic"]')
+    page.fill("#games", "2")
+    page.click("#request")
+    page.wait_for_url(f"{server.url}/me/unrated/*")
+
+    def state() -> str | None:
+        page.reload()
+        text = page.locator("#state").inner_text()
+        return text if text in ("done", "failed") else None
+
+    assert wait_for(state, step=1.0) == "done"
+    rows = page.locator("#results tbody tr")
+    assert rows.count() == 2
+    assert "alice/webbot v1" in rows.first.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "server-unrated.png"), full_page=True)

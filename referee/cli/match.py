@@ -118,18 +118,28 @@ def rotating_seatings(bots: int, games: int) -> tuple[tuple[int, ...], ...]:
 
 
 def summarise(result: MatchResult) -> dict:
-    """The match as plain data: per bot totals and the games."""
+    """The match as plain data: per bot totals and the games. A game a bot did not start in
+    (``no_start``: the referee's fallback played its seat) credits it nothing: it counts in its
+    ``fallback_games``, not in its points, wins, games or ranks."""
     names = [bot.name for bot in result.spec.bots]
     rows: dict[str, dict[str, Any]] = {
-        name: {"name": name, "points": 0, "wins": 0, "games": 0, "rank_sum": 0, "faults": {}}
+        name: {
+            "name": name,
+            **{"points": 0, "wins": 0, "games": 0, "fallback_games": 0, "rank_sum": 0},
+            "faults": {},
+        }
         for name in names
     }
     bid_made: Counter[str] = Counter()
     bid_total: Counter[str] = Counter()
     games = []
     for record in result.games:
+        absent = {f.seat for f in record.faults if f.status is FaultStatus.NO_START}
         for seat, name in enumerate(record.seats):
             row = rows[name]
+            if seat in absent:
+                row["fallback_games"] += 1
+                continue
             row["points"] += record.totals[seat]
             row["games"] += 1
             row["rank_sum"] += record.ranks[seat]
@@ -193,13 +203,14 @@ def print_summary(summary: dict, arguments: dict[str, str], who: str = "bot") ->
     table = Table(title=f"{summary['game']}: {len(summary['games'])} games")
     for column in (who, "points", "wins", "avg rank", "bid accuracy", "faults"):
         table.add_column(column, justify="left" if column in (who, "faults") else "right")
-    for row in sorted(summary["bots"], key=lambda r: -r["points"]):
+    for row in sorted(summary["bots"], key=lambda r: (not r["games"], -r["points"])):
         faults = ", ".join(f"{s} {row['faults'][s]}" for s in statuses if s in row["faults"])
         accuracy = row["bid_accuracy"]
+        played = bool(row["games"])  # a bot that never started is credited nothing
         table.add_row(
             markup(row["name"]),
-            str(row["points"]),
-            str(row["wins"]),
+            str(row["points"]) if played else "-",
+            str(row["wins"]) if played else "-",
             "-" if row["avg_rank"] is None else f"{row['avg_rank']:.2f}",
             "-" if accuracy is None else f"{accuracy:.0%}",
             faults or "-",
@@ -303,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     for name in never:  # its seats were the fallback's: its points and wins are not its own
         print(
             f"ohseven-referee match: {printable(name)} did not start (no_start): the referee's "
-            "fallback played its seats, so its points and wins are not its own",
+            "fallback played its seats, which credit it nothing",
             file=sys.stderr,
         )
     return 1 if never else 0

@@ -139,6 +139,11 @@ class ServerConfig:
     #: games (0: one round-robin among them)
     final_bots: int = 8
     final_games: int = 0
+    #: unrated games on request: games of one request at most, requests waiting or playing
+    #: (of all authors, of one author)
+    unrated_games: int = 10
+    unrated_queue: int = 20
+    unrated_per_author: int = 2
     #: failed token or session checks in any minute, of one client address and of one author
     #: name, before they are refused (429) until the minute is over
     auth_failures: int = 10
@@ -211,7 +216,9 @@ class TourneyConfig:
         server refuses such a configuration. ``sandbox.mode: unsandboxed``: no sandbox at all.
         ``schedule.deals: duplicate``: a bot's process of one rotation can leave the deal to
         its next process through the machine's page cache (which files' pages it read), which
-        no sandbox on one machine hides from a timed read (SECURITY.md, with the figures)."""
+        no sandbox on one machine hides from a timed read (SECURITY.md, with the figures).
+        ``ponder: true`` (the sandbox's or a bot's): bots that run between their turns run
+        beside the others, so two can signal through the CPU they share (SECURITY.md)."""
         found = []
         if self.sandbox.mode == "unsandboxed":
             found.append(
@@ -223,6 +230,17 @@ class TourneyConfig:
                 f"{self.where('schedule.deals')}: key `schedule.deals`: duplicate deals let a "
                 "bot remember a deal across rotations through the page cache (SECURITY.md)"
             )
+        pondering: list[tuple[str, object]] = [("sandbox.ponder", self.sandbox.ponder)]
+        written = self.document.get("bots")
+        for index, entry in enumerate(written if isinstance(written, list) else []):
+            if isinstance(entry, dict):
+                pondering.append((f"bots[{index}].ponder", entry.get("ponder")))
+        for key, value in pondering:
+            if value is True:
+                found.append(
+                    f"{self.where(key)}: key `{key}`: ponder lets bots run beside each other, "
+                    "so two can signal through the CPU they share (SECURITY.md)"
+                )
         return tuple(found)
 
     @property

@@ -34,6 +34,7 @@ from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
 from ohseven.referee.server.final_pages import final_board, final_routes, revealed
 from ohseven.referee.server.live import LiveView
 from ohseven.referee.server.ratelimit import FailureLimiter
+from ohseven.referee.server.unrated import UnratedQueue, unrated_routes
 from ohseven.referee.server.uploads import (
     UploadError,
     UploadLimits,
@@ -81,8 +82,10 @@ class Server:
         live: LiveView,
         checks: CheckQueue,
         commitment: str = "",
+        unrated: UnratedQueue | None = None,
     ) -> None:
         self.config, self.db, self.live, self.checks = config, db, live, checks
+        self.unrated = unrated
         #: SHA-256 (hex) of the tournament secret, published before the event
         self.commitment = commitment
         self.settings: ServerConfig = config.server
@@ -696,6 +699,7 @@ def create_app(server: Server) -> Starlette:
         Route("/me/upload", me_upload, methods=["POST"]),
         Route("/me/uploads/{id}", me_version),
         *final_routes(server),
+        *unrated_routes(server),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     return Starlette(
@@ -716,7 +720,9 @@ class _SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        private = scope["path"].startswith(("/me", "/api/uploads", "/login", "/api/bots"))
+        private = scope["path"].startswith(
+            ("/me", "/api/uploads", "/api/unrated", "/login", "/api/bots")
+        )
 
         async def sending(message: Any) -> None:
             if message["type"] == "http.response.start":

@@ -73,6 +73,16 @@ CREATE TABLE IF NOT EXISTS versions (
 );
 CREATE INDEX IF NOT EXISTS versions_state ON versions(state);
 CREATE INDEX IF NOT EXISTS versions_uploaded ON versions(author, uploaded);
+CREATE TABLE IF NOT EXISTS unrated (
+    id INTEGER PRIMARY KEY,
+    author TEXT NOT NULL REFERENCES authors(name),
+    bot TEXT NOT NULL,
+    opponents TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    requested REAL NOT NULL,
+    state TEXT NOT NULL DEFAULT 'queued',
+    result TEXT
+);
 CREATE TABLE IF NOT EXISTS checks (
     key TEXT PRIMARY KEY,
     passed INTEGER NOT NULL,
@@ -437,6 +447,58 @@ class ServerDB:
             "AND author IN (SELECT name FROM authors WHERE revoked IS NULL) ORDER BY id"
         )
         return [_version(row) for row in rows]
+
+    # -- unrated games on request (``unrated``)
+
+    def add_unrated(self, author: str, bot: str, opponents: list[str], games: int) -> int:
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO unrated (author, bot, opponents, games, requested) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (author, bot, json.dumps(opponents), games, time.time()),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def unrated(self, request_id: int | None = None, author: str | None = None) -> list[dict]:
+        """Requests (one by id, an author's, or all), oldest first."""
+        query = "SELECT * FROM unrated"
+        args: tuple[Any, ...] = ()
+        if request_id is not None:
+            query, args = query + " WHERE id = ?", (request_id,)
+        elif author is not None:
+            query, args = query + " WHERE author = ?", (author,)
+        return [
+            {
+                "id": row["id"],
+                "author": row["author"],
+                "bot": row["bot"],
+                "opponents": json.loads(row["opponents"]),
+                "games": row["games"],
+                "requested": row["requested"],
+                "state": row["state"],
+                "result": json.loads(row["result"]) if row["result"] else None,
+            }
+            for row in self._rows(query + " ORDER BY id", args)
+        ]
+
+    def pending_unrated(self, author: str | None = None) -> int:
+        """Requests waiting or playing (of ``author``, or of all)."""
+        query = "SELECT COUNT(*) FROM unrated WHERE state IN ('queued', 'playing')"
+        if author is None:
+            return int(self._rows(query)[0][0])
+        return int(self._rows(query + " AND author = ?", (author,))[0][0])
+
+    def set_unrated(self, request_id: int, state: str, result: dict | None = None) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE unrated SET state = ?, result = COALESCE(?, result) WHERE id = ?",
+                (state, None if result is None else json.dumps(result), request_id),
+            )
+
+    def requeue_unrated(self) -> None:
+        """Requests cut short by a stop are played again (from their first game)."""
+        with self._write() as db:
+            db.execute("UPDATE unrated SET state = 'queued' WHERE state = 'playing'")
 
     # -- checks remembered by digest
 

@@ -24,6 +24,7 @@ from ohseven.referee.server.connections import uvicorn_config
 from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import League
 from ohseven.referee.server.live import LiveView
+from ohseven.referee.server.unrated import UnratedQueue
 from ohseven.referee.server.uploads import clean_partial, uploads_root
 from ohseven.referee.tournament.run import tournament_secret
 
@@ -101,8 +102,10 @@ def serve(
             timeout=config.server.check_timeout,
         )
         # the commitment to the secret, published before any game (made now if it is new)
-        commitment = hashlib.sha256(tournament_secret(config, output)).hexdigest()
-        app = create_app(Server(config, db, live, checks, commitment))
+        secret = tournament_secret(config, output)
+        commitment = hashlib.sha256(secret).hexdigest()
+        unrated = UnratedQueue(db, config, secret)
+        app = create_app(Server(config, db, live, checks, commitment, unrated))
         web = uvicorn.Server(uvicorn_config(app, host, port))
         thread = threading.Thread(target=web.run, name="http", daemon=True)
         previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -111,6 +114,7 @@ def serve(
         try:
             live.start()
             checks.start()
+            unrated.start()
             thread.start()
             while not web.started:
                 if not thread.is_alive():
@@ -136,6 +140,7 @@ def serve(
             web.should_exit = True
             thread.join(timeout=10)
             checks.stop()
+            unrated.stop()
             live.stop()
             db.close()
             signal.signal(signal.SIGTERM, previous)
