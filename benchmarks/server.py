@@ -640,7 +640,7 @@ def bench(args: argparse.Namespace, folder: Path) -> None:
     if first["first_game"] is None:
         print(
             f"  first game: not within {args.first_game_wait:g} s after its check passed "
-            "(goal < 60 s: MISSES; a league seats a new bot from its next wave)"
+            "(goal < 60 s: MISSES)"
         )
     else:
         verdict = "meets" if first["first_game"] < 60 else "MISSES"

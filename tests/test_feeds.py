@@ -4,17 +4,23 @@ real bots, kills and resumes: tests/test_tourney.py.)"""
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 from pathlib import Path
 
+import attrs
 import pytest
 from ohseven.referee.plan.config import TourneyConfig
-from ohseven.referee.plan.loader import demo_config
-from ohseven.referee.plan.schedule import build_schedule
+from ohseven.referee.plan.loader import demo_config, load_config
+from ohseven.referee.plan.schedule import build_schedule, newcomer_tables
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import Leaderboard
 from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
-from ohseven.referee.tournament.feeds import ScheduleFeed, matchmaking_ratings
+from ohseven.referee.tournament.feeds import LeagueFeed, ScheduleFeed, matchmaking_ratings
+from ohseven.referee.tournament.run import run_tournament
+from test_tourney import league_games, write_league
 
 SECRET = b"feeds" * 8
 
@@ -104,3 +110,96 @@ class TestMatchmakingRatings:
             fault_ranks_last=config.ratings.fault_ranks_last,
         )
         assert len(set(first.values())) > 1  # the games moved the bots apart
+
+
+def league_with_a_newcomer(folder: Path, workers: int) -> tuple[Path, dict[int, int]]:
+    """A real league of 16 fixed bots (unsandboxed subprocesses) whose roster adds ``late``
+    from its first read while wave 0 is played (its third call: the run's start and wave 0's
+    draw come first): the output folder and the calls made."""
+    folder.mkdir()
+    bots = {f"b{n:02}": ("low", "high", "hash")[n % 3] for n in range(16)}
+    path = write_league(folder, games=40, bots=bots)
+    (folder / "joined").mkdir()
+    joined = load_config(write_league(folder / "joined", games=40, bots={**bots, "late": "low"}))
+    late = next(bot for bot in joined.bots if bot.name == "late")
+    calls = {"n": 0}
+
+    def roster(house: TourneyConfig) -> TourneyConfig:
+        calls["n"] += 1
+        return house if calls["n"] < 3 else attrs.evolve(house, bots=(*house.bots, late))
+
+    outcome = run_tournament(load_config(path), workers=workers, quiet=True, roster=roster)
+    assert outcome.complete
+    return folder / "out", {0: calls["n"]}
+
+
+@pytest.fixture
+def readable():
+    """A folder the bots can read (as root the referee runs them as another uid)."""
+    folder = Path(tempfile.mkdtemp(prefix="ohseven-feeds-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+class TestNewcomers:
+    """A bot that joins a league while a wave is played gets its first tables at once (a wave
+    of its own, recorded, played before the rest of the queue), not at the next wave."""
+
+    @pytest.mark.slow
+    @pytest.mark.timeout(300)
+    def test_a_newcomer_plays_before_the_running_wave_ends(self, readable: Path) -> None:
+        out, _ = league_with_a_newcomer(readable / "one", workers=1)
+        with Store.open(out, create=False) as store:
+            waves = store.db.execute(
+                "SELECT wave, first_match, matches, bots FROM waves ORDER BY wave"
+            ).fetchall()
+            rows = {row["index"]: row for row in store.match_rows()}
+            finished = dict(store.db.execute("SELECT match_index, finished FROM matches"))
+        first_wave = range(waves[0][1], waves[0][1] + waves[0][2])
+        assert len(first_wave) > 4  # more than the 4 matches one worker is given at once
+        wave, first, count, seated = waves[1]
+        assert json.loads(seated) and "late" in json.loads(seated)
+        newcomer = [rows[i] for i in range(first, first + count)]
+        assert newcomer and all("late" in row["bots"] for row in newcomer)
+        assert all(len(row["bots"]) == 2 for row in newcomer)  # the smallest table size
+        # played while wave 0 still had matches to play (before: only after its last one)
+        assert finished[first] < max(finished[i] for i in first_wave)
+        document = json.loads((out / "leaderboard.json").read_text())
+        assert {bot["name"]: bot for bot in document["bots"]}["late"]["games"] > 0
+        assert document["games_played"] == 40
+
+    @pytest.mark.slow
+    @pytest.mark.timeout(300)
+    def test_the_same_games_whatever_the_workers(self, readable: Path) -> None:
+        one, _ = league_with_a_newcomer(readable / "one", workers=1)
+        two, _ = league_with_a_newcomer(readable / "two", workers=2)
+        assert league_games(one) == league_games(two)
+        board_one = json.loads((one / "leaderboard.json").read_text())
+        board_two = json.loads((two / "leaderboard.json").read_text())
+        assert board_one["bots"] == board_two["bots"]
+
+    def test_a_resume_queues_the_newcomer_wave_first(self, readable: Path) -> None:
+        """A feed made again on the store (as after a SIGKILL) queues the unplayed matches of
+        every open wave, the newcomer wave (the latest) first, the same matches."""
+        bots = {f"b{n:02}": "low" for n in range(16)}
+        config = load_config(write_league(readable, games=100, bots=bots))
+        with Store.open(readable / "store") as store:
+            store.setup(digest=config.digest, config=config.document, secret_fingerprint="f")
+            self.resume(config, store)
+
+    def resume(self, config: TourneyConfig, store: Store) -> None:
+        board = Leaderboard(config, 0, 0, SECRET, config.bot_names)
+        feed = LeagueFeed(config, SECRET, store, board)
+        wave0 = feed.take(1, idle=True)
+        assert wave0 and feed.queue  # wave 0 drawn, some of it still queued
+        names = config.bot_names
+        tables = newcomer_tables(config, SECRET, feed.wave, [names[0]], names[1:], 10**6)
+        assert tables and all(names[0] in table for table in tables)
+        feed._record(tables, [names[0]], front=True)
+        newcomers = [match.spec.match_id for match in feed.queue[: len(tables)]]
+        rest = sorted(match.spec.match_id for match in [*wave0, *feed.queue[len(tables) :]])
+        expected = [*newcomers, *rest]  # (the match taken, not finished, is played again)
+        again = LeagueFeed(config, SECRET, store, Leaderboard(config, 0, 0, SECRET, names))
+        assert [match.spec.match_id for match in again.queue] == expected
+        assert again.wave == feed.wave

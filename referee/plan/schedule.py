@@ -37,6 +37,7 @@ __all__ = [
     "build_schedule",
     "iter_schedule",
     "draw_wave",
+    "newcomer_tables",
     "league_match",
     "derive_seed",
     "schedule_size",
@@ -293,6 +294,44 @@ def draw_wave(
                 drawn[name] = rng.gauss(mu, math.sqrt(sigma**2 + BETA**2))
         line = sorted(group, key=lambda name: (drawn[name], name))
         tables += _seat(line, size, by)
+    return tables
+
+
+def newcomer_tables(
+    config: TourneyConfig,
+    secret: bytes,
+    wave: int,
+    newcomers: Sequence[str],
+    field: Sequence[str],
+    budget: int,
+) -> list[tuple[str, ...]]:
+    """The tables of a newcomer wave: bots that joined a league while a wave was being played
+    each get one table at once (of the smallest configured size) instead of waiting for the
+    next wave, against opponents drawn uniformly from ``field`` (the bots already playing),
+    never two of one author at a table. Each newcomer (in sorted order) is seated if a table
+    that fits the games left (``budget``) and its authors can be found; the others wait for
+    the next wave. Deterministic: the RNG is seeded from the secret and the wave number, and
+    only the names (sorted) matter; ratings and games played are not used (they depend on
+    which matches of the running wave have finished, so on the number of workers)."""
+    by = authors(config)
+    rng = random.Random(derive_seed(secret, "newcomers", wave))
+    size = min(config.table_sizes)
+    games = size * config.schedule.games_per_table
+    pool = sorted(set(field) - set(newcomers))
+    tables: list[tuple[str, ...]] = []
+    for name in sorted(set(newcomers)):
+        if games > budget:
+            break
+        rng.shuffle(pool)
+        table = [name]
+        for other in pool:
+            if len(table) == size:
+                break
+            if _apart([*table, other], by):
+                table.append(other)
+        if len(table) == size:
+            tables.append(tuple(sorted(table)))
+            budget -= games
     return tables
 
 

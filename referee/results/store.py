@@ -418,6 +418,23 @@ class Store:
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
 
+    def wave_bots(self) -> set[str]:
+        """Every bot of a recorded wave's roster (those that sat a wave out too)."""
+        names: set[str] = set()
+        for (bots,) in self.db.execute("SELECT bots FROM waves"):
+            names.update(json.loads(bots))
+        return names
+
+    def open_waves(self) -> list[tuple[int, int, int]]:
+        """(wave, first match, matches) of each wave with a match neither done nor withdrawn,
+        latest first (a league's newcomer waves are recorded while an earlier wave plays)."""
+        rows = self.db.execute(
+            "SELECT wave, first_match, matches FROM waves w WHERE EXISTS (SELECT 1 FROM matches "
+            "m WHERE m.match_index >= w.first_match AND m.match_index < w.first_match + "
+            "w.matches AND m.status NOT IN ('done', 'withdrawn')) ORDER BY wave DESC"
+        )
+        return [(row[0], row[1], row[2]) for row in rows]
+
     def match_rows(self, first: int = 0, last: int | None = None) -> list[dict[str, Any]]:
         """The rows of matches ``first`` to ``last`` (inclusive; default: every later one)."""
         rows = self.db.execute(

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ohseven.referee.plan.config import TourneyConfig
-from ohseven.referee.plan.schedule import ScheduledMatch, draw_wave, iter_schedule, league_match
+from ohseven.referee.plan.schedule import (
+    ScheduledMatch,
+    draw_wave,
+    iter_schedule,
+    league_match,
+    newcomer_tables,
+)
 from ohseven.referee.records import BotSpec
 from ohseven.referee.results.archive import REFUSED_KEY
 from ohseven.referee.results.board import Leaderboard
@@ -108,7 +115,11 @@ def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
 class LeagueFeed(Feed):
     """A league's waves: the rest of the stored wave, then each next wave drawn (see
     ``schedule.draw_wave``) once every match of the previous one is done, among the bots of
-    ``roster()`` when given (bots joining and leaving between waves)."""
+    ``roster()`` when given (bots joining and leaving between waves; a bot that joins while a
+    wave is played gets its first tables at once: ``_newcomers``)."""
+
+    #: how often the roster is read for newcomers while a wave is played (seconds)
+    POLL_SECONDS = 1.0
 
     def __init__(
         self,
@@ -131,24 +142,27 @@ class LeagueFeed(Feed):
         last = store.last_wave() or (-1, 0, 0)
         self.wave = last[0] + 1
         present = set(config.bot_names)
-        rows = [] if last[0] < 0 else store.match_rows(last[1], last[1] + last[2] - 1)
-        for row in rows:
-            if row["status"] in ("done", "withdrawn"):
-                continue
-            if not present.issuperset(row["bots"]):  # a bot left before the match was played
-                store.withdraw_match(row["index"])
-                continue
-            self.queue.append(
-                league_match(
-                    config,
-                    secret,
-                    row["index"],
-                    row["first_game"],
-                    last[0],
-                    row["index"] - last[1],
-                    row["bots"],
+        #: the bots of the recorded waves (a newcomer is one not among them: see ``_newcomers``)
+        self.seated: set[str] = store.wave_bots()
+        self.polled = 0.0
+        for wave, first, count in store.open_waves():  # latest (newcomer waves) first
+            for row in store.match_rows(first, first + count - 1):
+                if row["status"] in ("done", "withdrawn"):
+                    continue
+                if not present.issuperset(row["bots"]):  # a bot left before the match was played
+                    store.withdraw_match(row["index"])
+                    continue
+                self.queue.append(
+                    league_match(
+                        config,
+                        secret,
+                        row["index"],
+                        row["first_game"],
+                        wave,
+                        row["index"] - first,
+                        row["bots"],
+                    )
                 )
-            )
         self._totals()
 
     def _totals(self) -> None:
@@ -161,6 +175,8 @@ class LeagueFeed(Feed):
         while True:
             if not self.queue and idle and not self.done:
                 self._draw()
+            elif self.roster is not None and not self.done:
+                self._newcomers()
             matches, self.queue = self.queue[:room], self.queue[room:]
             if self.validate is None or not matches:
                 return matches
@@ -197,6 +213,62 @@ class LeagueFeed(Feed):
             self._totals()
         return kept
 
+    def _newcomers(self) -> None:
+        """While a wave is being played, the bots that joined since it was drawn get their
+        first tables at once (``schedule.newcomer_tables``), recorded as a wave of their own
+        and played before the rest of the queue; the roster is read at most once every
+        ``POLL_SECONDS``. When a bot joins is an event like an upload: for the same events
+        the same wave is recorded, whatever the workers, and a resume plays the same tables."""
+        now = time.monotonic()
+        if now - self.polled < self.POLL_SECONDS or self.store.failures():
+            return
+        self.polled = now
+        assert self.roster is not None
+        config = self.roster()
+        newcomers = [
+            name
+            for name in config.bot_names
+            if name not in self.seated and name not in self.refused
+        ]
+        if not newcomers:
+            return
+        field = [name for name in config.bot_names if name in self.seated]
+        field = [name for name in field if name not in self.refused]
+        tables = newcomer_tables(
+            config, self.secret, self.wave, newcomers, field, config.schedule.games - self.scheduled
+        )
+        if not tables:
+            return
+        self.config = config
+        self.board.join(config)
+        self._record(tables, [name for table in tables for name in table], front=True)
+
+    def _record(self, tables: Sequence[Sequence[str]], bots: Sequence[str], front: bool) -> None:
+        """Record wave ``self.wave`` of ``tables`` durably and queue its matches (before the
+        rest of the queue when ``front``: a newcomer wave)."""
+        config, board = self.config, self.board
+        index, first_game = self.store.next_match_index()
+        matches = []
+        for table_no, table in enumerate(tables):
+            match = league_match(
+                config, self.secret, index, first_game, self.wave, table_no, tuple(table)
+            )
+            matches.append(match)
+            index += 1
+            first_game += match.games
+        self.store.add_wave(
+            self.wave,
+            list(bots),
+            [(m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in matches],
+        )
+        self.queue = [*matches, *self.queue] if front else [*self.queue, *matches]
+        self.seated.update(bots)
+        self.wave += 1
+        self._totals()
+        self.store.set_meta(
+            {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
+        )
+
     def _draw(self) -> None:
         if self.store.failures():  # the next wave waits for a rerun to play the failed match
             self.done = True
@@ -224,19 +296,4 @@ class LeagueFeed(Feed):
                 {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
             )
             return
-        index, first_game = self.store.next_match_index()
-        for table_no, table in enumerate(tables):
-            match = league_match(config, self.secret, index, first_game, self.wave, table_no, table)
-            self.queue.append(match)
-            index += 1
-            first_game += match.games
-        self.store.add_wave(
-            self.wave,
-            active,
-            [(m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in self.queue],
-        )
-        self.wave += 1
-        self._totals()
-        self.store.set_meta(
-            {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
-        )
+        self._record(tables, active, front=False)
