@@ -45,7 +45,9 @@ class TestGoodBots:
         timing = data["timing"]
         assert timing["all"]["n"] == timing["pass"]["n"] + timing["bid"]["n"] + timing["play"]["n"]
         assert min(timing[k]["n"] for k in ("pass", "bid", "play")) > 0
-        assert timing["all"]["mean_ms"] <= timing["all"]["p95_ms"] <= timing["all"]["max_ms"]
+        # (the mean may pass the p95: one slow outlier on a loaded machine is enough)
+        assert 0 < timing["all"]["mean_ms"] <= timing["all"]["max_ms"]
+        assert timing["all"]["p95_ms"] <= timing["all"]["max_ms"]
         assert sum(c["redeals"] for c in data["checks"]) >= 1
         assert sum(c["rebids"] for c in data["checks"]) >= 7
         # the SDK seeds the random bot's rng from OHSEVEN_SEED, as a tournament does

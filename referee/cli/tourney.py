@@ -26,7 +26,6 @@ import signal
 import sqlite3
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from ohseven.referee.files import DB_NAME
@@ -52,6 +51,7 @@ from ohseven.referee.secret import short_seed_warning
 from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.errors import TourneyError
 from ohseven.referee.tournament.run import run_tournament
+from ohseven.referee.tournament.stop_signals import stop_on
 
 __all__ = ["configure", "run"]
 
@@ -230,49 +230,39 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     again = f"ohseven-referee tourney {args.config}" if args.config else "ohseven-referee tourney"
-    terminated: list[int] = []
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        # as Ctrl-C: the run stops cleanly (bots killed, database consistent) and says so
-        terminated.append(signum)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut that short
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        outcome = run_tournament(
-            config,
-            workers=args.workers,
-            fresh=args.fresh,
-            quiet=args.quiet,
-            cluster=args.cluster,
-        )
-    except KeyboardInterrupt:  # between the run's own handling: nothing half-written
-        print(
-            f"\n{'stopped by SIGTERM' if terminated else 'interrupted'}; the database is "
-            f"consistent. Resume with: {again}",
-            file=sys.stderr,
-        )
-        return 143 if terminated else 130
-    except (TourneyError, StoreError) as error:
-        print(f"error: {printable(error)}", file=sys.stderr)
-        if isinstance(error, StoreError) and not isinstance(
-            error, DamagedStoreError | StoreIOError
-        ):  # another tournament's or schema's database: not one to discard by accident
-            print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
-        return 1
-    except sqlite3.DatabaseError as error:
-        problem = database_error(Path(config.output) / DB_NAME, error)
-        if not isinstance(problem, OSError):
-            print(f"error: {problem}", file=sys.stderr)
+    # Ctrl-C or SIGTERM (a service manager): the run stops cleanly (bots killed, database
+    # consistent) and says so
+    with stop_on(signal.SIGINT, signal.SIGTERM) as received:
+        try:
+            outcome = run_tournament(
+                config,
+                workers=args.workers,
+                fresh=args.fresh,
+                quiet=args.quiet,
+                cluster=args.cluster,
+            )
+        except KeyboardInterrupt:  # between the run's own handling: nothing half-written
+            how = "stopped by SIGTERM" if signal.SIGTERM in received else "interrupted"
+            print(f"\n{how}; the database is consistent. Resume with: {again}", file=sys.stderr)
+            return 143 if signal.SIGTERM in received else 130
+        except (TourneyError, StoreError) as error:
+            print(f"error: {printable(error)}", file=sys.stderr)
+            if isinstance(error, StoreError) and not isinstance(
+                error, DamagedStoreError | StoreIOError
+            ):  # another tournament's or schema's database: not one to discard by accident
+                print("(use --fresh to discard it, or set another `output`)", file=sys.stderr)
             return 1
-        return _disk_full(problem, again)
-    except OSError as error:
-        if error.errno != errno.ENOSPC:
-            raise
-        return _disk_full(error, again)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        except sqlite3.DatabaseError as error:
+            problem = database_error(Path(config.output) / DB_NAME, error)
+            if not isinstance(problem, OSError):
+                print(f"error: {problem}", file=sys.stderr)
+                return 1
+            return _disk_full(problem, again)
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+            return _disk_full(error, again)
+    terminated = signal.SIGTERM in received
     leaderboard = Path(config.output) / LEADERBOARD_NAME
     if outcome.interrupted:
         how = "stopped by SIGTERM" if terminated else "interrupted"

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
 
 import uvicorn
 from ohseven.referee.plan.config import TourneyConfig
@@ -27,6 +26,7 @@ from ohseven.referee.server.live import LiveView
 from ohseven.referee.server.unrated import UnratedQueue
 from ohseven.referee.server.uploads import clean_partial, uploads_root
 from ohseven.referee.tournament.run import tournament_secret
+from ohseven.referee.tournament.stop_signals import stop_on
 
 __all__ = ["ServeError", "serve", "server_lock", "split_listen"]
 
@@ -71,10 +71,6 @@ def server_lock(output: Path) -> Iterator[None]:
         handle.close()
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def serve(
     config: TourneyConfig,
     *,
@@ -108,41 +104,42 @@ def serve(
         app = create_app(Server(config, db, live, checks, commitment, unrated))
         web = uvicorn.Server(uvicorn_config(app, host, port))
         thread = threading.Thread(target=web.run, name="http", daemon=True)
-        previous = signal.signal(signal.SIGTERM, _interrupt)
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_SECONDS)
-        try:
-            live.start()
-            checks.start()
-            unrated.start()
-            thread.start()
-            while not web.started:
-                if not thread.is_alive():
-                    raise ServeError(f"cannot listen on {host}:{port} (in use, or not an address)")
-                thread.join(0.05)
-            shown = f"[{host}]" if ":" in host else host
-            announce(f"serving {config.name} on http://{shown}:{port}/ (Ctrl-C stops)")
-            # the live view serves the leaderboard (results.incremental): the run loop's whole
-            # leaderboard.json, seconds of CPU at 100,000 games in this process, is written
-            # only now and then (and at the end), not as often as its cost allows
-            league = League(
-                config, db, workers=workers, cluster=cluster, board_interval=BOARD_SECONDS
-            )
-            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C or SIGTERM: stop cleanly
+        with stop_on(signal.SIGINT, signal.SIGTERM):  # the first stops; the next are ignored
+            try:
+                live.start()
+                checks.start()
+                unrated.start()
+                thread.start()
+                while not web.started:
+                    if not thread.is_alive():
+                        raise ServeError(
+                            f"cannot listen on {host}:{port} (in use, or not an address)"
+                        )
+                    thread.join(0.05)
+                shown = f"[{host}]" if ":" in host else host
+                announce(f"serving {config.name} on http://{shown}:{port}/ (Ctrl-C stops)")
+                # the live view serves the leaderboard (results.incremental): the run loop's whole
+                # leaderboard.json, seconds of CPU at 100,000 games in this process, is written
+                # only now and then (and at the end), not as often as its cost allows
+                league = League(
+                    config, db, workers=workers, cluster=cluster, board_interval=BOARD_SECONDS
+                )
                 if db.final_state() is None:
                     league.run()
                 else:  # the final has begun: the league is over, its results are served
                     announce(f"{config.name}: the final has begun; serving the results")
                     while True:
                         time.sleep(1.0)
-        finally:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut this short
-            web.should_exit = True
-            thread.join(timeout=10)
-            checks.stop()
-            unrated.stop()
-            live.stop()
-            db.close()
-            signal.signal(signal.SIGTERM, previous)
-            sys.setswitchinterval(switch)
-            print("stopped: every finished game and upload is kept", file=sys.stderr)
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM, at whatever point: stop cleanly
+                pass
+            finally:
+                web.should_exit = True
+                thread.join(timeout=10)
+                checks.stop()
+                unrated.stop()
+                live.stop()
+                db.close()
+                sys.setswitchinterval(switch)
+                print("stopped: every finished game and upload is kept", file=sys.stderr)

@@ -124,6 +124,9 @@ class _Stop(BaseException):
     """Raised in a worker by SIGTERM, so the match unwinds and its bots are killed."""
 
 
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
     raise _Stop()
 
@@ -142,6 +145,7 @@ def _worker(tasks: Any, results: Any, parent: int, current: Any = None, slot: in
     # Ctrl-C reaches the whole process group: the parent decides; a Python handler (unlike
     # SIG_IGN) is reset when the bots exec, so they keep the default behaviour.
     signal.signal(signal.SIGINT, lambda signum, frame: None)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by ``_spawn``
     _set_parent_death_signal()
     try:
         while os.getppid() == parent:
@@ -201,7 +205,13 @@ class LocalPool:
             name=f"ohseven-worker-{slot}",
             daemon=True,
         )
-        process.start()
+        # until the worker has its own handlers, a stop signal must wait: the handler it
+        # inherits is the parent's, which would unwind the parent's code in the child
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return process
 
     def reap(self) -> list[tuple[int, str]]:
