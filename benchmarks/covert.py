@@ -50,13 +50,15 @@ defence in the same run:
   (``posix_fadvise(DONTNEED)``); the receiver times its read. Before: the seccomp filter without
   the cache advice refusals; after: the filter of this tree;
 - ``dentry``: the sender looks up a name that does not exist in a system folder for a one
-  (the kernel remembers the miss); the receiver times its own lookup of the name. No defence.
+  (the kernel remembers the miss); the receiver times its own lookup of the name. No defence:
+  measured once.
 
 ``--tables``: CPU contention between bots of two different tables played at once (two
 matches, as two workers would play them, each a colluder against a random bot, ponder off):
 each colluder takes most of its time for each decision, the sender busy in two processes in a
 clock slot for a one, the receiver counting loops; a slot the receiver did not run in is a
-guess.
+guess. Each row is followed by the same channel between two sandboxed bots running at once
+outside any table (``cpu`` above), measured in the same run.
 
 Figures are raw bits per second (one bit per slot), the error rate, and the capacity of a
 binary symmetric channel with that error rate (``bits/s * (1 - H(error))``): what an attacker
@@ -741,17 +743,24 @@ def main(argv: list[str] | None = None) -> int:
             rate, errors, capacity, seen = measure_tables(payload, slot_ms, args.seed)
             label = f"{slot_ms} ms slots"
             print(f"{label:<12} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f} {seen:>6.0%}")
+            # the same run's reference: two sandboxed bots at once, outside any table
+            found = measure("cpu", slot_ms, payload)
+            if found is not None:
+                rate, errors, capacity = found
+                print(f"{'  no table':<12} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f}")
             sys.stdout.flush()
         return 0
     if args.table_cache:
         print(f"{'at a table':<26} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
         for variant in args.variants.split(","):
-            for defended in (False, True):
+            for defended in (False, True) if variant != "dentry" else (False,):
                 payload = [rng.randrange(2) for _ in range(args.bits)]
                 rate, errors, capacity = measure_table_cache(
                     payload, variant, defended, args.per_decision
                 )
                 label = f"{variant}, {'after' if defended else 'before'}"
+                if variant == "dentry":
+                    label = "dentry (no defence)"
                 print(f"{label:<26} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f}", flush=True)
         return 0
     if args.table:
