@@ -121,6 +121,7 @@ class Server:
         self._board_cache: (
             tuple[Any, dict[str, Any], dict[str, dict[str, Any]], bytes | None] | None
         ) = None
+        live.listeners.append(self.prepare)
 
     # -- who is asking
 
@@ -286,6 +287,11 @@ class Server:
             if cached is not None and cached[1] is board:
                 self._board_cache = (cached[0], board, found, body)
         return body
+
+    def prepare(self) -> None:
+        """Make the leaderboard's JSON now (the live view calls this in its own thread after
+        each new document), so that no reader on the event loop waits for it."""
+        self.leaderboard_json()
 
     def _board_key(self) -> tuple[int, tuple[int, int]]:
         return self.live.version, self.db.mark()
