@@ -27,9 +27,11 @@ own match ids and deals (``schedule.league_match``), but each game's outcome is 
 played once by the rules engine with random moves (``benchmarks/site.py``'s templates) with the
 match's bots in its seats, instead of a game played by bot processes. The server then resumes
 that league as it would its own: the next waves are drawn and played by real sandboxed bots.
+The database is written once and kept (``--cache``): the next runs copy it.
 
     python benchmarks/server.py [--bots 1000] [--games 100000] [--rate 100] [--seconds 10]
                                 [--clients 50] [--watch 60] [--first-game-wait 60] [--keep DIR]
+                                [--cache DIR | --no-cache]
 
 benchmarks/server.md quotes its figures.
 """
@@ -262,7 +264,7 @@ class Serving:
         self.listening = time.monotonic() - started
         self.psutil = psutil.Process(self.process.pid)
 
-    def ready(self, games: int, timeout: float = 600) -> float:
+    def ready(self, games: int, timeout: float = 1800) -> float:
         """Wait until the API shows ``games`` games and a leaderboard: seconds since start."""
         started = time.monotonic() - self.listening
         deadline = time.monotonic() + timeout

@@ -143,6 +143,10 @@ def test_the_live_leaderboard_is_made_at_most_so_often(config: TourneyConfig) ->
         play(store, rng, 0, 2)
         live = LiveView(output, "oh-seven")
         try:
+            made: list[int] = []  # what a listener (the server's JSON) sees, in the view's thread
+            live.listeners.append(
+                lambda: made.append(live.leaderboard()["games_played"])  # type: ignore[index]
+            )
             live.refresh()
             version = live.version
             live.next_document = float("inf")
@@ -154,6 +158,7 @@ def test_the_live_leaderboard_is_made_at_most_so_often(config: TourneyConfig) ->
             live.refresh()
             assert live.version > version and not live.stale
             assert live.leaderboard()["games_played"] == 9  # type: ignore[index]
+            assert made == [6, 9]  # once per document, after it is the one served (not 9 twice)
         finally:
             if live.store is not None:
                 live.store.close()
