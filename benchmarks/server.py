@@ -185,7 +185,8 @@ def prepared_store(
 ) -> tuple[int, float, str]:
     """The database of :func:`build_store` in the league's output folder: copied from
     ``cache`` when an earlier run left one made by this code with these arguments (the store's
-    schema, this module's and ``site.py``'s source, the bots, the games, the seed), else built
+    schema, this module's and ``site.py``'s source, the configuration's digest and the bots'
+    fingerprints that a resumed league checks, the games, the seed), else built
     (and kept there). (games, seconds, how it was made)."""
     from ohseven.referee.plan.loader import load_config
     from ohseven.referee.results.store import DB_NAME, SCHEMA_VERSION
@@ -203,7 +204,8 @@ def prepared_store(
                 inspect.getsource(build_store),
                 inspect.getsource(write_config),
                 Path(__file__).with_name("site.py").read_text(encoding="utf-8"),
-                ",".join(config.bot_names),
+                config.digest,  # (the fingerprints the league checks on resuming)
+                json.dumps(sorted(config.bot_fingerprints)),
                 str(games),
                 str(seed),
             ]
@@ -248,7 +250,7 @@ class Serving:
     """A real ``ohseven-referee serve`` process."""
 
     def __init__(self, config: Path, port: int, log: Path) -> None:
-        self.url = f"http://127.0.0.1:{port}"
+        self.url, self.log = f"http://127.0.0.1:{port}", log
         started = time.monotonic()
         with open(log, "a") as handle:
             self.process = subprocess.Popen(
@@ -270,10 +272,13 @@ class Serving:
         deadline = time.monotonic() + timeout
         with httpx.Client(base_url=self.url, timeout=30) as client:
             while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise SystemExit(f"serve exited: {self.process.returncode}; see {self.log}")
                 try:
                     board = client.get("/api/leaderboard")
                     total = client.get("/api/games", params={"limit": 1}).json().get("total", 0)
                 except httpx.HTTPError:  # (busy starting)
+                    time.sleep(0.5)
                     continue
                 if board.status_code == 200 and total >= games:
                     return time.monotonic() - started

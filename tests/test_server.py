@@ -501,6 +501,22 @@ def newcomer_match(output: Path, name: str) -> tuple[str, list[str], int, int] |
     return None
 
 
+def wave_begun(output: Path) -> bool:
+    """Whether the latest wave of the league has begun and none of its matches is done."""
+    with sqlite3.connect(f"file:{output / 'tournament.sqlite'}?mode=ro", uri=True) as db:
+        latest = db.execute(
+            "SELECT first_match, matches FROM waves ORDER BY wave DESC LIMIT 1"
+        ).fetchone()
+        if latest is None:
+            return False
+        (done,) = db.execute(
+            "SELECT COUNT(*) FROM matches WHERE match_index >= ? AND match_index < ? "
+            "AND status = 'done'",
+            (latest[0], latest[0] + latest[1]),
+        ).fetchone()
+    return done == 0
+
+
 def test_sigkill_while_a_newcomer_plays_loses_nothing_and_resumes(tmp_path: Path) -> None:
     """A bot uploaded mid-wave is seated in a newcomer wave at once; the server is SIGKILLed in
     the middle of the newcomer's match (a game of it written, the next being played); the same
@@ -508,13 +524,18 @@ def test_sigkill_while_a_newcomer_plays_loses_nothing_and_resumes(tmp_path: Path
     its result, and the newcomer's match is played again from its start and shown."""
     port = free_port()
     config = write_config(tmp_path, port)
-    config.write_text(config.read_text().replace("games_per_table: 1", "games_per_table: 3"))
+    house = "".join(  # waves of 5 tables of 3: long enough for a check to pass mid-wave
+        f"  - name: house-{n}\n    file: {EXAMPLES / 'random_bot.py'}\n" for n in range(12)
+    )
+    text = config.read_text().replace("games_per_table: 1", "games_per_table: 3")
+    config.write_text(text.replace("bots:\n", "bots:\n" + house, 1))
     server = Running(config, port)
     token = server.add_author("erin")
     server.start()
     name = "erin/slow v1"
     try:
         wait_for(lambda: (r := board_row(server, "heuristic")) and r["games"] >= 3)
+        wait_for(lambda: wave_begun(server.output), step=0.05)  # uploaded mid-wave
         response = server.client(token).post(
             "/api/uploads", params={"bot": "slow"}, content=tar_gz({"main.py": SLOW_BOT})
         )
@@ -536,6 +557,8 @@ def test_sigkill_while_a_newcomer_plays_loses_nothing_and_resumes(tmp_path: Path
 
         def newcomer_shown() -> list:
             games = server.client().get("/api/games", params={"bot": name, "limit": 100})
+            if games.status_code != 200:  # (not known yet to the live view of the restart)
+                return []
             return [g for g in games.json()["games"] if g["match_id"] == match_id]
 
         replayed = wait_for(newcomer_shown)
