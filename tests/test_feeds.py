@@ -20,7 +20,7 @@ from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.feeds import LeagueFeed, ScheduleFeed, matchmaking_ratings
 from ohseven.referee.tournament.run import run_tournament
-from test_tourney import league_games, write_league
+from tourney_files import league_games, write_league
 
 SECRET = b"feeds" * 8
 
