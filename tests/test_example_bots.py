@@ -1,5 +1,5 @@
-"""The example bots: names, strength (Monte Carlo beats heuristic), time budget, the C, Node.js
-and Java bots (docs/BOTS.md's commands for them run verbatim)."""
+"""The example bots: names, strength (Monte Carlo beats heuristic), time budget, the C, Node.js,
+Java and Go bots (docs/BOTS.md's commands for them run verbatim)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BOT_DIR = os.path.join(ROOT, "example_bots", "c_bot")
 NODE_BOT_DIR = os.path.join(ROOT, "example_bots", "node_bot")
 JAVA_BOT_DIR = os.path.join(ROOT, "example_bots", "java_bot")
+GO_BOT_DIR = os.path.join(ROOT, "example_bots", "go_bot")
 BOTS_MD = os.path.join(ROOT, "docs", "BOTS.md")
 
 
@@ -343,6 +344,105 @@ class TestJavaBot:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OHSEVEN_")}
         jar = os.path.join(java_work, "example_bots", "java_bot", "java_bot.jar")
         proc = subprocess.run(["java", "-jar", jar], capture_output=True, text=True, env=env)
+        assert proc.returncode == 2 and "OHSEVEN_ENDPOINT" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def go_work(tmp_path_factory) -> str:
+    """A folder holding a copy of example_bots/go_bot (its sources and Makefile only) and the
+    random bot; docs/BOTS.md's Go block (its ``make`` included) runs from it."""
+    if shutil.which("go") is None:
+        pytest.skip("no Go here: the go command is needed (Debian: golang-go)")
+    work = tmp_path_factory.mktemp("go")
+    shutil.copytree(
+        GO_BOT_DIR, work / "example_bots" / "go_bot", ignore=shutil.ignore_patterns("go_bot")
+    )
+    shutil.copy(os.path.join(ROOT, "example_bots", "random_bot.py"), work / "example_bots")
+    return str(work)
+
+
+@pytest.fixture
+def go_built(go_work) -> str:
+    """``go_work`` with the bot built (by the docs' block, or here by its Makefile)."""
+    built = run_shell("make -C example_bots/go_bot", go_work)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return go_work
+
+
+def go_command() -> str:
+    """The check-bot command of docs/BOTS.md's Go block: the bot with its environment."""
+    (command,) = re.findall(r'^ohseven-referee check-bot "(.*)"$', doc_block("go_bot"), re.M)
+    return command
+
+
+class TestGoBot:
+    def test_the_docs_block_builds_and_passes_check_bot(self, go_work):
+        """docs/BOTS.md's Go block, run verbatim from a fresh copy (no binary, no build cache):
+        make builds the bot offline with the standard library, and the documented command
+        passes every check of check-bot in the default sandbox, deterministically."""
+        proc = run_shell(doc_block("go_bot"), go_work)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out[-4000:]
+        assert os.access(os.path.join(go_work, "example_bots", "go_bot", "go_bot"), os.X_OK)
+        assert "OK: 26 of 26 checks passed" in proc.stdout, out[-4000:]
+        assert "deterministic under a fixed seed: yes" in proc.stdout, out[-4000:]
+        assert "sandbox bwrap" in proc.stdout
+        # the build leaves nothing but the binary in the bot's folder (the sandbox copies it)
+        sources = set(os.listdir(GO_BOT_DIR)) - {"go_bot"}
+        assert set(os.listdir(os.path.join(go_work, "example_bots", "go_bot"))) == sources | {
+            "go_bot"
+        }
+
+    def test_the_runtime_does_not_start_below_its_reservation(self, go_built):
+        """Why the docs speak of the runtime's 700 MB: the same command at --memory-mb 512 does
+        not start, with the Go runtime's own reason shown (so the check above can fail)."""
+        proc = run_shell(
+            f'ohseven-referee check-bot --memory-mb 512 --max-failures 1 --seed 1 "{go_command()}"',
+            go_built,
+        )
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "no_start" in proc.stdout and "fatal error" in proc.stdout, proc.stdout
+
+    @pytest.mark.parametrize("game", ["oh-seven", "oh-hell"])
+    def test_plays_a_match_in_the_default_sandbox(self, go_built, game):
+        """``match`` with the docs' command against two random bots: no fault."""
+        proc = run_shell(
+            f"ohseven-referee match --json --game {game} --games 2 --seed 11 "
+            f'"{go_command()}" example_bots/random_bot.py example_bots/random_bot.py',
+            go_built,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        report = json.loads(proc.stdout)
+        (go,) = [bot for bot in report["bots"] if not bot["name"].startswith("random")]
+        assert go["faults"] == {}, proc.stdout
+        assert len(report["games"]) == 2
+
+    def test_answers_the_largest_request(self, go_built, tmp_path):
+        """``replay --at`` the last move of a 9-player Oh-Seven game with the card pass sends the
+        Go bot the whole game's events at once (hundreds of them, a message well over the 255
+        bytes of a short ZMTP frame, arrays over 15 items); it answers a legal move."""
+        replays = tmp_path / "replays"
+        played = run_shell(
+            f"ohseven-referee match --games 1 --seed 5 --rule passing=true --replays {replays} "
+            f'"{go_command()}" ' + " ".join(["example_bots/random_bot.py"] * 8),
+            go_built,
+        )
+        assert played.returncode == 0, played.stdout + played.stderr
+        (replay,) = sorted(replays.glob("*.json"))
+        moves = len(json.loads(replay.read_text())["moves"])
+        asked = run_shell(
+            f'ohseven-referee replay {replay} --json --at {moves} --bot "{go_command()}"',
+            go_built,
+        )
+        assert asked.returncode == 0, asked.stdout + asked.stderr
+        answer = json.loads(asked.stdout)
+        assert answer["events"] > 300 and answer["accepted"] and not answer["fault"], answer
+
+    def test_without_environment(self, go_built):
+        """Started by hand, the Go bot explains what it needs and exits 2."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OHSEVEN_")}
+        binary = os.path.join(go_built, "example_bots", "go_bot", "go_bot")
+        proc = subprocess.run([binary], capture_output=True, text=True, env=env)
         assert proc.returncode == 2 and "OHSEVEN_ENDPOINT" in proc.stderr
 
 

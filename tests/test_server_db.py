@@ -4,8 +4,10 @@ the active version of each bot, checks remembered by key, and its survival of a 
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from ohseven.referee.server.db import (
     AuthorExistsError,
@@ -64,3 +66,25 @@ def test_versions_and_the_active_one(tmp_path: Path) -> None:
         assert db.version(three.id).report == {"passed": True}  # type: ignore[union-attr]
         assert db.uploads_since("alice", 0) == 4
         assert db.key("session") == db.key("session")
+
+
+def test_a_version_runs_from_where_its_files_are_now(tmp_path: Path) -> None:
+    """A stored command names the paths of its upload's moment: a league folder moved or
+    copied (or another environment's Python) still runs the version's own files."""
+    digest = "ab" * 32
+    then = f"/srv/old/out/.uploads/{digest}/bot"
+    command = ("/opt/old-venv/bin/python", f"{then}/main.py", "--fast", f"{then}/data/w.txt")
+    with ServerDB(tmp_path) as db:
+        db.add_author("alice")
+        version = db.add_version("alice", "mc", digest, command, 10, 2)
+    now = tmp_path / "copy" / ".uploads" / digest / "bot"
+    assert version.argv(now) == (
+        sys.executable,
+        str(now / "main.py"),
+        "--fast",
+        str(now / "data" / "w.txt"),
+    )
+    assert version.shown_command() == ["python3", "main.py", "--fast", "data/w.txt"]
+    started = ("node", f"{then}/bot.js")  # a program found on PATH stays as it was written
+    other = attrs.evolve(version, command=started)
+    assert other.argv(now) == ("node", str(now / "bot.js"))

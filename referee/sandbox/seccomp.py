@@ -1,8 +1,11 @@
 """The seccomp filter of sandboxed bots: a classic BPF program handed to bubblewrap that denies
 nested user namespaces, foreign ABIs, syscalls a bot has no use for, file locks, leases and
 watches (which would carry bits from one sandbox to another), the machine's figures of
-``sysinfo`` and the probes of the page cache that read no data (``mincore``, ``cachestat``,
-``RWF_NOWAIT`` reads, Linux AIO), which would tell a process what another one read."""
+``sysinfo``, the probes of the page cache that read no data (``mincore``, ``cachestat``,
+``RWF_NOWAIT`` reads, Linux AIO), which would tell a process what another one read, and the
+advice that drops or loads another process's cached pages of a shared file (``fadvise``,
+``readahead``, ``MADV_COLD``, ``MADV_PAGEOUT``, ``process_madvise``), which would let a bot
+evict a page for another to time its read."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import struct
 _CLONE_NEWUSER = 0x10000000
 # Per machine: audit arch, the first number of a foreign ABI sharing the arch (x32), the
 # numbers of clone, unshare, clone3, of the syscalls a bot has no use for, of fcntl and the
-# syscalls of _SIGNALLING, and of preadv2 and pwritev2 and the syscalls of _MACHINE_WIDE.
+# syscalls of _SIGNALLING, of preadv2 and pwritev2 and the syscalls of MACHINE_WIDE, and of
+# madvise and the syscalls of CACHE_ADVICE.
 SYSCALLS = {
     "x86_64": (
         0xC000003E,
@@ -30,6 +34,7 @@ SYSCALLS = {
          "inotify_init1": 294, "fanotify_init": 300, "fanotify_mark": 301},
         {"preadv2": 327, "pwritev2": 328, "sysinfo": 99, "mincore": 27, "cachestat": 451,
          "io_setup": 206},
+        {"madvise": 28, "fadvise64": 221, "readahead": 187, "process_madvise": 440},
     ),
     "aarch64": (
         0xC00000B7,
@@ -46,6 +51,7 @@ SYSCALLS = {
          "fanotify_init": 262, "fanotify_mark": 263},
         {"preadv2": 286, "pwritev2": 287, "sysinfo": 179, "mincore": 232, "cachestat": 451,
          "io_setup": 0},
+        {"madvise": 233, "fadvise64": 223, "readahead": 213, "process_madvise": 440},
     ),
 }  # fmt: skip
 # Cross-sandbox signals through a file both bots can see (a read-only system file): the answer
@@ -69,6 +75,15 @@ MACHINE_WIDE = {
     "cachestat": errno.ENOSYS,
     "io_setup": errno.ENOSYS,
 }
+# Advice about the page cache of a file, which any reader may give and which acts on every
+# process's pages of it: POSIX_FADV_DONTNEED drops a file's clean cached pages (another bot's
+# next read of them then waits for the disk: a timed read tells), WILLNEED and readahead load
+# them. Advice may be ignored: fadvise and readahead succeed (0) and do nothing, as on a file
+# system without a page cache; process_madvise (cold or page out a process's pages) is ENOSYS.
+CACHE_ADVICE = {"fadvise64": 0, "readahead": 0, "process_madvise": errno.ENOSYS}
+#: madvise() advice (args[2]) that pages a mapping's pages out of memory, the file's cached pages
+#: with them (MADV_COLD, MADV_PAGEOUT): EINVAL, as from a kernel before 5.4
+MADVISE_DENIED = {20: errno.EINVAL, 21: errno.EINVAL}
 #: ``RWF_NOWAIT``: a read that fails (EAGAIN) rather than wait for the disk, which tells what is
 #: cached; preadv2/pwritev2 with it answer EOPNOTSUPP, as on a file system without it
 RWF_NOWAIT = 0x8
@@ -94,12 +109,13 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     back to clone(), whose flags a classic BPF filter can inspect. File locks, leases and
     watches (flock, the fcntl() commands of ``FCNTL_DENIED``, inotify, fanotify) are denied
     too: on a file that two bots see they would carry bits from one sandbox to another; and so
-    are the syscalls of ``MACHINE_WIDE`` and reads and writes with ``RWF_NOWAIT``.
+    are the syscalls of ``MACHINE_WIDE``, reads and writes with ``RWF_NOWAIT``, the advice of
+    ``CACHE_ADVICE`` (answered without effect) and madvise()'s ``MADVISE_DENIED``.
     """
     table = SYSCALLS.get(machine or platform.machine())
     if table is None:
         return None
-    arch, foreign_from, cloning, denied, signalling, probes = table
+    arch, foreign_from, cloning, denied, signalling, probes, advice = table
     allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     code: list[tuple[int, int, int, int]] = [
@@ -118,6 +134,13 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
             code += [(jeq, 0, 1, signalling[name]), (ret, 0, 0, 0x00050000 | answer)]
     for name, answer in MACHINE_WIDE.items():
         code += [(jeq, 0, 1, probes[name]), (ret, 0, 0, 0x00050000 | answer)]
+    for name, answer in CACHE_ADVICE.items():
+        code += [(jeq, 0, 1, advice[name]), (ret, 0, 0, 0x00050000 | answer)]
+    advised = [(ld, 0, 0, 32)]  # low half of seccomp_data.args[2]: madvise's advice
+    for value, answer in MADVISE_DENIED.items():
+        advised += [(jeq, 0, 1, value), (ret, 0, 0, 0x00050000 | answer)]
+    advised.append((ret, 0, 0, allow))
+    code += [(jeq, 0, len(advised), advice["madvise"]), *advised]
     for name in ("preadv2", "pwritev2"):  # flags: the low half of seccomp_data.args[5]
         code += [
             (jeq, 0, 4, probes[name]),

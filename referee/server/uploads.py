@@ -30,6 +30,7 @@ from ohseven.referee.sandbox.staging import Plan, tree_digest
 
 __all__ = [
     "UPLOADS_NAME",
+    "version_folder",
     "UploadLimits",
     "UploadError",
     "StoredTree",
@@ -81,6 +82,11 @@ def uploads_root(output: str | os.PathLike[str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     os.chmod(root, 0o711)
     return root
+
+
+def version_folder(output: str | os.PathLike[str], digest: str) -> Path:
+    """The folder of the stored upload of ``digest`` (its files, as unpacked)."""
+    return Path(output) / UPLOADS_NAME / digest / "bot"
 
 
 def clean_partial(root: Path) -> None:

@@ -1,0 +1,3 @@
+module ohseven/gobot
+
+go 1.19
