@@ -110,9 +110,13 @@ def test_below_the_run_loop_no_module_reads_the_configuration() -> None:
     leaderboard, the stopping rule and every other module read the plan."""
     naming = set()
     for path in REFEREE.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if any(
-            isinstance(node, ast.Name) and node.id == "TourneyConfig" for node in ast.walk(tree)
+            isinstance(node, ast.Name)
+            and node.id == "TourneyConfig"
+            or isinstance(node, ast.ClassDef)
+            and node.name == "TourneyConfig"
+            for node in nodes
         ):
             naming.add(path.relative_to(REFEREE).as_posix())
     above = {name for name in naming if name.startswith(("cli/", "server/"))}
