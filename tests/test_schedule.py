@@ -363,3 +363,17 @@ class TestAuthors:
         """Bots without an author are nobody's: the schedule is the one it always was."""
         plain = config_of(tmp_path, 5, [3])
         assert schedule_size(plain) == (math.comb(5, 3), math.comb(5, 3) * 3)
+
+    def test_two_bots_of_one_author_never_empty_a_league_wave(self, tmp_path) -> None:
+        """The bots to seat were the first of the order (fewest games), whatever their
+        authors: when two bots of one author were among the three of the wave's only table,
+        no table was drawn and the league ended as complete (an author uploading a second bot
+        ended the competition for everyone)."""
+        config = authored(tmp_path, [0, 1, 2, 3, 3], [3], type="league", games=10**6)
+        names = sorted(bot.name for bot in config.bots)
+        prior = dict.fromkeys(names, (25.0, 25 / 3))
+        by = {bot.name: bot.author for bot in config.bots}
+        for wave in range(40):
+            tables = draw_wave(config, SECRET, wave, names, prior, {}, 10**6)
+            assert len(tables) == 1, wave
+            assert len({by[name] for name in tables[0]}) == 3

@@ -341,11 +341,11 @@ def draw_wave(
     low = min(ratings[name][0] for name in names)
     high = max(ratings[name][0] for name in names)
     tables: list[tuple[str, ...]] = []
-    seated = 0
+    waiting = list(order)
     for size in sorted(set(sizes), reverse=True):
         count = sizes.count(size)
-        group = order[seated : seated + count * size]
-        seated += count * size
+        group = _group(waiting, count * size, count, by)
+        waiting = [name for name in waiting if name not in group]
         drawn = {}
         for name in group:
             mu, sigma = ratings[name]
@@ -394,6 +394,25 @@ def newcomer_tables(
             tables.append(tuple(sorted(table)))
             budget -= games
     return tables
+
+
+def _group(order: Sequence[str], wanted: int, tables: int, by: Mapping[str, str]) -> list[str]:
+    """The first ``wanted`` bots of ``order`` taking at most ``tables`` bots of one author (a
+    bot past that waits for a later group or wave): ``tables`` tables of distinct authors can
+    then be made of them. The first bots of the order alone could hold two bots of one author
+    for one table, which no seating separates: the wave was empty, and the league complete."""
+    group: list[str] = []
+    taken: dict[str, int] = {}
+    for name in order:
+        if len(group) == wanted:
+            break
+        author = by.get(name)
+        if author is not None and taken.get(author, 0) >= tables:
+            continue
+        group.append(name)
+        if author is not None:
+            taken[author] = taken.get(author, 0) + 1
+    return group
 
 
 def _seat(line: Sequence[str], size: int, by: Mapping[str, str]) -> list[tuple[str, ...]]:
