@@ -374,6 +374,6 @@ class TestAuthors:
         prior = dict.fromkeys(names, (25.0, 25 / 3))
         by = {bot.name: bot.author for bot in config.bots}
         for wave in range(40):
-            tables = draw_wave(config, SECRET, wave, names, prior, {}, 10**6)
+            tables = draw_wave(SchedulePlan.of(config), SECRET, wave, names, prior, {}, 10**6)
             assert len(tables) == 1, wave
             assert len({by[name] for name in tables[0]}) == 3
