@@ -114,7 +114,7 @@ def build_store(config_path: Path, games: int, seed: int) -> tuple[int, float]:
     """Write ``games`` finished games of the league of ``config_path`` through the store (see
     the module): whole waves of tables of 4, every bot once a wave. (games, seconds)."""
     from ohseven.referee.plan.loader import load_config
-    from ohseven.referee.plan.schedule import league_match
+    from ohseven.referee.plan.schedule import SchedulePlan, league_match
     from ohseven.referee.records import GameRecord
     from ohseven.referee.results.store import Store
     from ohseven.referee.secret import fingerprint
@@ -127,6 +127,7 @@ def build_store(config_path: Path, games: int, seed: int) -> tuple[int, float]:
     templates = _site_benchmark().play_templates(20, [TABLE], seed)[TABLE]
     rng = random.Random(seed)
     names = list(config.bot_names)
+    schedule = SchedulePlan.of(config)
     written = 0
     with Store.open(output) as store:
         store.setup(
@@ -145,7 +146,7 @@ def build_store(config_path: Path, games: int, seed: int) -> tuple[int, float]:
             ]
             matches = []
             for number, table in enumerate(tables):
-                match = league_match(config, secret, index, first_game, wave, number, table)
+                match = league_match(schedule, secret, index, first_game, wave, number, table)
                 if written + match.games > games and matches:
                     break
                 matches.append(match)

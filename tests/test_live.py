@@ -13,6 +13,7 @@ import pytest
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.loader import load_config
+from ohseven.referee.plan.run_plan import RunPlan
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.store import Store
@@ -57,7 +58,7 @@ def play(store: Store, rng: random.Random, first: int, count: int, finish: bool 
 
 
 def reference(config: TourneyConfig, store: Store) -> dict:
-    board = Leaderboard(config, 1000, 0, None, sorted(store.bot_names()))
+    board = Leaderboard(RunPlan.resolve(config, b"s" * 32), 1000, 0, sorted(store.bot_names()))
     for stored in store.games(finished_matches_only=True):
         board.add(stored.canonical_index, stored.record)
     return board.document()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXED_BOT_SOURCE
 from ohseven.referee.plan.loader import example_bots_dir, load_config
-from ohseven.referee.plan.schedule import build_schedule, draw_wave
+from ohseven.referee.plan.schedule import SchedulePlan, build_schedule, draw_wave
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.ratings import order_free, rate_games
 from ohseven.referee.results.store import Store
@@ -274,7 +274,7 @@ class TestCommandLine:
         config = write_tournament(tmp_path, size=2, games=4)
         code, out, err = finish(referee(str(config), "--check"))
         assert code == 0, err
-        matches = len(build_schedule(load_config(config), b"any secret"))
+        matches = len(build_schedule(SchedulePlan.of(load_config(config)), b"any secret"))
         assert f"{matches} matches, {matches * 8} games" in out
         assert not (tmp_path / "out").exists()
 
@@ -615,10 +615,16 @@ class TestLeague:
             free = order_free(before, config.bot_names, game=config.game)
             tables = [row["bots"] for row in rows[first : first + count]]
             names = json.loads(bots)
-            assert draw_wave(config, secret, wave, names, free, played, budget) == tables, wave
+            assert (
+                draw_wave(SchedulePlan.of(config), secret, wave, names, free, played, budget)
+                == tables
+            ), wave
             sequential = rate_games(config.game, config.bot_names, before).ratings
             ratings = {name: (r.mu, r.sigma) for name, r in sequential.items()}
-            differs += draw_wave(config, secret, wave, names, ratings, played, budget) != tables
+            differs += (
+                draw_wave(SchedulePlan.of(config), secret, wave, names, ratings, played, budget)
+                != tables
+            )
         assert differs  # the two estimates do draw other waves here: the check can fail
 
     def test_check_counts_without_building(self, tmp_path: Path) -> None:
