@@ -34,6 +34,32 @@ with ``ponder`` off (the default: the referee freezes a bot that owes no decisio
 simultaneous decisions one seat at a time) and on (a trusted opt-in: the bots of a pass or a
 bid compute at once, as every bot did before). Bits per second there are per second of play.
 
+``--table-cache``: the page cache where it matters, between two colluding bots at one real
+table (the default bwrap sandbox, ``ponder`` off: they never run at once, the cache keeps what
+each did). At each of its decisions the sender signals the next ``--per-decision`` bits, and
+at each of its own the receiver reads the bits of the sender's decision before, by timing its
+first read (or lookup) of each bit's page (or name). Variants, each before and after its
+defence in the same run:
+
+- ``read``: the sender reads page ``i`` of a large system file for a one (its pages dropped
+  first: the attacker's best case); the receiver times its own first read of the page. After:
+  the file is loaded by the referee and held in memory (``mlock``: on a machine that pages out
+  idle memory on its own, as this development VM does, merely warmed pages do not stay; see
+  ``benchmarks/pagecache.py``), so a read changes nothing;
+- ``evict``: the file is warmed; the sender drops page ``i`` for a one
+  (``posix_fadvise(DONTNEED)``); the receiver times its read. Before: the seccomp filter without
+  the cache advice refusals; after: the filter of this tree;
+- ``dentry``: the sender looks up a name that does not exist in a system folder for a one
+  (the kernel remembers the miss); the receiver times its own lookup of the name. No defence:
+  measured once.
+
+``--tables``: CPU contention between bots of two different tables played at once (two
+matches, as two workers would play them, each a colluder against a random bot, ponder off):
+each colluder takes most of its time for each decision, the sender busy in two processes in a
+clock slot for a one, the receiver counting loops; a slot the receiver did not run in is a
+guess. Each row is followed by the same channel between two sandboxed bots running at once
+outside any table (``cpu`` above), measured in the same run.
+
 Figures are raw bits per second (one bit per slot), the error rate, and the capacity of a
 binary symmetric channel with that error rate (``bits/s * (1 - H(error))``): what an attacker
 with coding could carry; ``static`` when the receiver's figure never moved (the sandbox shows
@@ -43,6 +69,9 @@ work on the machine is noise for every channel.
     python benchmarks/covert.py [--bits N] [--channels cpu,threads,files,memory,sysinfo,...]
                                 [--slots-ms 10,25,50,100] [--seed K]
     python benchmarks/covert.py --table [--bits N] [--seed K]
+    python benchmarks/covert.py --table-cache [--variants read,evict,dentry]
+                                [--per-decision N] [--bits N] [--seed K]
+    python benchmarks/covert.py --tables [--slots-ms 50] [--bits N] [--seed K]
 """
 
 from __future__ import annotations
@@ -81,6 +110,7 @@ _SENDS = {
 #: channels whose figure is a counter: the receiver reads how fast it grows in its window
 _COUNTERS = ("idle", "pressure")
 PAGE = 4096
+ROLES = ("sender", "receiver")
 
 
 # --------------------------------------------------------------------------- inside a sandbox
@@ -260,23 +290,167 @@ def measure_table(
 ) -> tuple[float, float, float]:
     """(bits/s of play, error rate, capacity bits/s) of CPU contention between two bots at one
     real table (``--table``)."""
+    bits = "".join(map(str, PREAMBLE + payload))
+    return _play_pair(
+        lambda role: ("--table-bot", role, bits, str(slot_ms)), bits, payload, ponder=ponder
+    )
+
+
+def _slots(log: str) -> dict[int, float]:
+    """The receiver's figure of each slot (bit) it reported."""
+    return {
+        int(index): float(value)
+        for line in log.splitlines()
+        if line.startswith("SLOT ")
+        for index, value in [line.split()[1:]]
+    }
+
+
+def _cache_bot(role: str, variant: str, bits: str, per: int, target: str) -> None:
+    """A colluding bot at a real table for ``--table-cache`` (raw protocol, first legal move)."""
+    import msgpack
+    import zmq
+
+    sock = zmq.Context().socket(zmq.DEALER)
+    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
+    sock.send(
+        msgpack.packb({"type": "hello", "protocol": 1, "secret": os.environ["OHSEVEN_SECRET"]})
+    )
+    sock.recv()
+    handle = open(target, "rb") if variant != "dentry" else None  # noqa: SIM115
+    decision = 0
+    while True:
+        message = msgpack.unpackb(sock.recv())
+        if message["type"] == "shutdown":
+            return
+        if message["type"] != "request":
+            continue
+        legal = message["legal"]
+        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+        chunk = decision if role == "sender" else decision - 1
+        for index in range(max(chunk, 0) * per, min((chunk + 1) * per, len(bits))):
+            if chunk < 0:
+                break
+            if role == "sender" and bits[index] == "1":
+                _cache_send(variant, handle, index, target)
+            elif role == "receiver":
+                value = _cache_time(variant, handle, index, target)
+                os.write(1, f"SLOT {index} {value}\n".encode())
+        decision += 1
+        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+
+
+def _cache_send(variant: str, handle, index: int, target: str) -> None:  # type: ignore[no-untyped-def]
+    if variant == "read":
+        os.pread(handle.fileno(), 1, index * 64 * PAGE)
+    elif variant == "evict":
+        with contextlib.suppress(OSError):
+            # the bit's whole stride: a large folio is dropped whole or not at all
+            os.posix_fadvise(handle.fileno(), index * 64 * PAGE, 64 * PAGE, os.POSIX_FADV_DONTNEED)
+    else:
+        with contextlib.suppress(OSError):
+            os.stat(f"{target}-{index}")
+
+
+def _cache_time(variant: str, handle, index: int, target: str) -> float:  # type: ignore[no-untyped-def]
+    """Minus how long the first read (lookup) of the bit's page (name) took: higher, a one
+    for ``read`` (cached by the sender), a zero for ``evict``; the sign is the decoder's."""
+    began = time.perf_counter()
+    if variant == "dentry":
+        with contextlib.suppress(OSError):
+            os.stat(f"{target}-{index}")
+    else:
+        os.pread(handle.fileno(), 1, index * 64 * PAGE)
+    return -(time.perf_counter() - began)
+
+
+@contextlib.contextmanager
+def _pinned(path: str):  # type: ignore[no-untyped-def]
+    """``path`` loaded by the referee and locked in memory (``mlock`` faults every page in and
+    keeps it) while the block runs."""
+    import ctypes
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]  # fmt: skip
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    finally:
+        os.close(fd)
+    if libc.mlock(ctypes.c_void_p(address), ctypes.c_size_t(size)) != 0:
+        raise OSError(ctypes.get_errno(), f"mlock {path}")
+    try:
+        yield
+    finally:
+        libc.munmap(ctypes.c_void_p(address), ctypes.c_size_t(size))
+
+
+@contextlib.contextmanager
+def _old_filter():  # type: ignore[no-untyped-def]
+    """The seccomp filter as it was before it refused the cache advice."""
+    from ohseven.referee.sandbox import seccomp
+
+    saved = dict(seccomp.CACHE_ADVICE), dict(seccomp.MADVISE_DENIED)
+    seccomp.CACHE_ADVICE.clear()
+    seccomp.MADVISE_DENIED.clear()
+    try:
+        yield
+    finally:
+        seccomp.CACHE_ADVICE.update(saved[0])
+        seccomp.MADVISE_DENIED.update(saved[1])
+
+
+def measure_table_cache(
+    payload: list[int], variant: str, defended: bool, per: int
+) -> tuple[float, float, float]:
+    """(bits/s of play, error rate, capacity bits/s) of the page cache (or the names cache)
+    between two bots at one real table (``--table-cache``)."""
+    bits = "".join(map(str, PREAMBLE + payload))
+    if variant == "dentry":
+        target = os.path.join("/usr/share", f"ohseven-covert-{random.getrandbits(64):x}")
+        guard: contextlib.AbstractContextManager = contextlib.nullcontext()
+    else:
+        target = _evicted(len(bits))
+        if variant == "evict":
+            _touch(target, len(bits))
+            guard = contextlib.nullcontext() if defended else _old_filter()
+        else:
+            guard = _pinned(target) if defended else contextlib.nullcontext()
+    with guard:
+        return _play_pair(
+            lambda role: ("--cache-bot", role, variant, bits, str(per), target), bits, payload
+        )
+
+
+def _touch(path: str, count: int) -> None:
+    """Read the page of each of ``count`` bits (small folios, which a one-page drop drops
+    whole: what the receiver would do at its first decision)."""
+    with open(path, "rb") as handle:
+        for index in range(count):
+            os.pread(handle.fileno(), 1, index * 64 * PAGE)
+
+
+def _play_pair(  # type: ignore[no-untyped-def]
+    argv, bits: str, payload: list[int], ponder: bool = False
+) -> tuple[float, float, float]:
+    """Play the two colluders (``argv(role)``: their arguments to this script) at one real
+    table until the receiver reported every bit; decode its figures."""
     from ohseven.core.rules import Rules
     from ohseven.referee.play.match import play_match
     from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
     from ohseven.referee.sandbox.settings import SandboxConfig
 
-    bits = "".join(map(str, PREAMBLE + payload))
     here = os.path.abspath(__file__)
-    roles = ("sender", "receiver")
     games = 1
     while True:
         spec = MatchSpec(
             match_id="covert",
             rules=Rules.make("oh-seven"),
-            bots=tuple(
-                BotSpec(role, (sys.executable, here, "--table-bot", role, bits, str(slot_ms)))
-                for role in roles
-            ),
+            bots=tuple(BotSpec(role, (sys.executable, here, *argv(role))) for role in ROLES),
             seatings=tuple(((0, 1), (1, 0))[g % 2] for g in range(games)),
             seeds=tuple(range(1, games + 1)),
             time_control=TimeControl(move_seconds=1.0, bank_seconds=5.0, start_seconds=10.0),
@@ -284,16 +458,125 @@ def measure_table(
         began = time.monotonic()
         result = play_match(spec, sandbox=SandboxConfig(mode="bwrap", ponder=ponder))
         seconds = time.monotonic() - began
-        values = {
-            int(index): float(value)
-            for line in result.logs["receiver"].splitlines()
-            if line.startswith("SLOT ")
-            for index, value in [line.split()[1:]]
-        }
+        values = _slots(result.logs["receiver"])
         if len(values) == len(bits):
-            break
-        games *= 2  # not enough passes and bids yet for the message
-    return _decoded(values, payload, len(bits) / seconds)
+            return _decoded(values, payload, len(bits) / seconds)
+        games *= 2  # not enough decisions yet for the message
+
+
+def _tables_bot(role: str, bits: str, slot: float, start: float) -> None:
+    """A colluder at its own table for ``--tables``: it keeps each decision for 0.6 s while
+    the message lasts, the sender busy in two processes in the slots of its ones (by the
+    clock, whenever it runs), the receiver counting loops in the middle of each slot."""
+    import msgpack
+    import zmq
+
+    end = start + len(bits) * slot
+    if role == "sender" and os.fork() == 0:  # the second busy process: frozen with the bot
+        _modulate(bits, slot, start, end)
+        os._exit(0)
+    sock = zmq.Context().socket(zmq.DEALER)
+    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
+    sock.send(
+        msgpack.packb({"type": "hello", "protocol": 1, "secret": os.environ["OHSEVEN_SECRET"]})
+    )
+    sock.recv()
+    while True:
+        message = msgpack.unpackb(sock.recv())
+        if message["type"] == "shutdown":
+            return
+        if message["type"] != "request":
+            continue
+        legal = message["legal"]
+        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+        until = min(time.time() + 0.6, end)
+        if role == "sender":
+            _modulate(bits, slot, start, until)
+        else:
+            _count(slot, start, until, len(bits))
+        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+
+
+def _modulate(bits: str, slot: float, start: float, until: float) -> None:
+    while (now := time.time()) < until:
+        index = int((now - start) // slot)
+        edge = min(start + (index + 1) * slot, until)
+        if 0 <= index < len(bits) and bits[index] == "1":
+            while time.time() < edge:
+                pass
+        else:
+            time.sleep(max(0.0, edge - time.time()))
+
+
+def _count(slot: float, start: float, until: float, count: int) -> None:
+    """Loops per second in the middle 60% of each slot wholly inside this decision."""
+    while (now := time.time()) < until:
+        index = int((now - start) // slot)
+        begin, stop = start + (index + 0.2) * slot, start + (index + 0.8) * slot
+        if index < 0 or now > begin or stop > until:
+            time.sleep(max(0.0, min(start + (index + 1) * slot, until) - time.time()))
+            continue
+        _wait_until(begin)
+        loops = 0
+        while time.time() < stop:
+            loops += 1
+        if index < count:
+            os.write(1, f"SLOT {index} {-loops / (stop - begin)}\n".encode())
+        time.sleep(max(0.0, start + (index + 1) * slot - time.time()))
+
+
+def _tables_match(role: str, bits: str, slot_ms: str, start: str) -> None:
+    """One table of ``--tables`` (a worker): the colluder against a random bot; prints the
+    colluder's log."""
+    from ohseven.core.rules import Rules
+    from ohseven.referee.play.match import play_match
+    from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
+    from ohseven.referee.sandbox.settings import SandboxConfig
+
+    here = os.path.abspath(__file__)
+    other = os.path.join(os.path.dirname(os.path.dirname(here)), "example_bots", "random_bot.py")
+    spec = MatchSpec(
+        match_id=f"covert-{role}",
+        rules=Rules.make("oh-seven"),
+        bots=(
+            BotSpec(role, (sys.executable, here, "--tables-bot", role, bits, slot_ms, start)),
+            BotSpec("random", (sys.executable, other)),
+        ),
+        seatings=((0, 1), (1, 0)),
+        seeds=(1, 2),
+        time_control=TimeControl(move_seconds=1.0, bank_seconds=10.0, start_seconds=10.0),
+    )
+    result = play_match(spec, sandbox=SandboxConfig(mode="bwrap"))
+    sys.stdout.write(result.logs[role])
+
+
+def measure_tables(
+    payload: list[int], slot_ms: int, seed: int
+) -> tuple[float, float, float, float]:
+    """(bits/s, error rate, capacity bits/s, share of slots the receiver saw) of CPU
+    contention between bots of two tables played at once (``--tables``)."""
+    import subprocess
+
+    bits = "".join(map(str, PREAMBLE + payload))
+    start = str(time.time() + 8.0)  # both tables' bots are up by then
+    here = os.path.abspath(__file__)
+    tables = [
+        subprocess.Popen(
+            [sys.executable, here, "--tables-match", role, bits, str(slot_ms), start],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for role in ROLES
+    ]
+    logs = [table.communicate(timeout=600)[0] for table in tables]
+    values = _slots(logs[1])
+    seen = len(values) / len(bits)
+    guess = random.Random(seed)
+    observed = list(values.values()) or [0.0]
+    for index in range(len(bits)):  # a slot the receiver did not run in: a guess
+        values.setdefault(index, guess.choice(observed))
+    rate, errors, capacity = _decoded(values, payload, 1000 / slot_ms)
+    return rate, errors, capacity, seen
 
 
 # --------------------------------------------------------------------------- the referee side
@@ -408,12 +691,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--table", action="store_true", help="CPU contention between two bots at a real table"
     )
+    parser.add_argument(
+        "--table-cache",
+        action="store_true",
+        help="the page cache between two bots at a real table, before and after each defence",
+    )
+    parser.add_argument("--variants", default="read,evict,dentry", help="for --table-cache")
+    parser.add_argument(
+        "--per-decision", type=int, default=16, help="bits per decision for --table-cache"
+    )
+    parser.add_argument(
+        "--tables",
+        action="store_true",
+        help="CPU contention between bots of two tables played at once (two workers)",
+    )
     parser.add_argument("--role", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--tables-bot", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--tables-match", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--cache-bot", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--table-bot", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.table_bot:
         role, bits, slot_ms = args.table_bot
         _table_bot(role, bits, int(slot_ms) / 1000)
+        return 0
+    if args.tables_bot:
+        role, bits, slot_ms, start = args.tables_bot
+        _tables_bot(role, bits, int(slot_ms) / 1000, float(start))
+        return 0
+    if args.tables_match:
+        _tables_match(*args.tables_match)
+        return 0
+    if args.cache_bot:
+        role, variant, bits, per, target = args.cache_bot
+        _cache_bot(role, variant, bits, int(per), target)
         return 0
     if args.role:
         role, channel, slot, start, extra, target = args.role
@@ -425,6 +736,33 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     with open("/proc/loadavg") as handle:
         print(f"load average at the start: {handle.read().split()[0]} on {os.cpu_count()} cores")
+    if args.tables:
+        print(f"{'two tables':<12} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16} {'seen':>6}")
+        for slot_ms in [int(x) for x in (args.slots_ms or "50,100").split(",")]:
+            payload = [rng.randrange(2) for _ in range(args.bits)]
+            rate, errors, capacity, seen = measure_tables(payload, slot_ms, args.seed)
+            label = f"{slot_ms} ms slots"
+            print(f"{label:<12} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f} {seen:>6.0%}")
+            # the same run's reference: two sandboxed bots at once, outside any table
+            found = measure("cpu", slot_ms, payload)
+            if found is not None:
+                rate, errors, capacity = found
+                print(f"{'  no table':<12} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f}")
+            sys.stdout.flush()
+        return 0
+    if args.table_cache:
+        print(f"{'at a table':<26} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
+        for variant in args.variants.split(","):
+            for defended in (False, True) if variant != "dentry" else (False,):
+                payload = [rng.randrange(2) for _ in range(args.bits)]
+                rate, errors, capacity = measure_table_cache(
+                    payload, variant, defended, args.per_decision
+                )
+                label = f"{variant}, {'after' if defended else 'before'}"
+                if variant == "dentry":
+                    label = "dentry (no defence)"
+                print(f"{label:<26} {rate:>7.1f} {errors:>7.1%} {capacity:>16.2f}", flush=True)
+        return 0
     if args.table:
         print(f"{'at a table':<26} {'bits/s':>7} {'errors':>7} {'capacity bits/s':>16}")
         for ponder in (False, True):
