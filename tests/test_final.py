@@ -1,8 +1,10 @@
 """``ohseven-referee final`` end to end: a real league served on loopback with an uploaded bot
-(real sandbox), then the final as the command it is: killed and resumed with another number of
-workers (the same results as an uninterrupted run), its deals none of the league's, its results
-apart from the league's, the secret revealed and checked against the commitment published
-before, and the server started again refusing uploads and serving the final."""
+(real sandbox) among its finalists, then the final as the command it is: killed and resumed
+with another number of workers, and played uninterrupted in copies of the league's folder
+with 1 and 2 workers: the same games, totals, leaderboard and reveal each time, the uploaded
+bot playing its own moves in every game; its deals none of the league's, its results apart
+from the league's, the secret revealed and checked against the commitment published before,
+and the server started again refusing uploads and serving the final."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pytest
 from ohseven.referee.results.store import Store
 from ohseven.referee.secret import load_secret
 from test_server import (
+    RANDOM_BOT,
     Running,
     board_row,
     free_port,
@@ -55,9 +58,30 @@ def standings(output: Path) -> list[tuple]:
     ]
 
 
+def results(output: Path) -> dict:
+    """What a final's outcome is: each game (deal, seating, totals, places, faults) in the
+    schedule's order, its leaderboard and its reveal."""
+    with Store.open(output / "final", create=False) as store:
+        games = sorted(
+            (
+                g.record.match_id,
+                g.record.game_index,
+                g.record.seed,
+                g.record.seats,
+                g.record.totals,
+                g.record.ranks,
+                g.record.faults,
+            )
+            for g in store.games()
+        )
+    board = json.loads((output / "final" / "leaderboard.json").read_text())
+    reveal = json.loads((output / "final" / "reveal.json").read_text())
+    return {"games": games, "leaderboard": board, "reveal": reveal}
+
+
 def test_the_final(tmp_path: Path) -> None:
     port = free_port()
-    config = write_config(tmp_path, port, games=100_000, final_bots=3, final_games=9)
+    config = write_config(tmp_path, port, games=100_000, final_bots=4, final_games=12)
     config.write_text(config.read_text() + "reveal_seeds: true\n")
     output = tmp_path / "out"
 
@@ -71,20 +95,30 @@ def test_the_final(tmp_path: Path) -> None:
     try:
         commitment = server.client().get("/api/commitment").json()
         assert commitment["secret"] is None
-        wait_for(lambda: (board_row(server, "heuristic") or {}).get("games", 0) >= 2)
+        bot = tmp_path / "mcbot"  # alice's upload: the random bot in a folder
+        bot.mkdir()
+        (bot / "main.py").write_text(RANDOM_BOT)
+        sent = server.submit(alice, "mcbot", bot, "--wait")
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        wait_for(lambda: (board_row(server, "alice/mcbot v1") or {}).get("games", 0) >= 2)
     finally:
         assert server.stop() == 0, server.log.read_text()
 
     # too few bots for a table: refused, and nothing begun (uploads still open afterwards)
     few = tmp_path / "few.yaml"
-    few.write_text(config.read_text().replace("final_bots: 3", "final_bots: 2"))
+    few.write_text(config.read_text().replace("final_bots: 4", "final_bots: 2"))
     refused = referee("final", str(few))
     assert refused.returncode == 2 and "fewer than a table of 3" in refused.stderr
 
-    twin = tmp_path / "twin"  # the same league, for an uninterrupted final with one worker
-    twin.mkdir()
-    shutil.copytree(output, twin / "out")
-    (twin / "league.yaml").write_text(config.read_text())
+    # the same league in copies of its folder (elsewhere: the uploaded bot's files too), for
+    # an uninterrupted final with one worker and one with two
+    twins = {}
+    for workers in (1, 2):
+        twin = tmp_path / f"twin{workers}"
+        twin.mkdir()
+        shutil.copytree(output, twin / "out", symlinks=True)
+        (twin / "league.yaml").write_text(config.read_text())
+        twins[workers] = twin
 
     # the final, killed once it has played a game, then resumed with two workers
     command = [sys.executable, "-m", "ohseven.referee.cli", "final", str(config), "--workers", "1"]
@@ -95,16 +129,23 @@ def test_the_final(tmp_path: Path) -> None:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=60)
     killed_at = final_games(output)
-    assert 1 <= killed_at < 9, killed_at  # 3 bots at one table of 3: 9 rounds of 1 game
+    assert 1 <= killed_at < 12, killed_at  # 4 bots, tables of 3: 4 tables x 3 seatings
     resumed = referee("final", str(config), "--workers", "2")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert "the final is complete (9 games)" in resumed.stdout
-    straight = referee("final", str(twin / "league.yaml"), "--workers", "1")
-    assert straight.returncode == 0, straight.stdout + straight.stderr
-    assert standings(output) == standings(twin / "out")
-    chosen = json.loads((output / "final" / "leaderboard.json").read_text())
-    assert len(chosen["bots"]) == 3 and chosen["complete"]
+    assert "the final is complete (12 games)" in resumed.stdout
+    for workers, twin in twins.items():
+        straight = referee("final", str(twin / "league.yaml"), "--workers", str(workers))
+        assert straight.returncode == 0, straight.stdout + straight.stderr
+        assert straight.stdout.splitlines()[1:5] == resumed.stdout.splitlines()[1:5]
+    outcome = results(output)
+    assert results(twins[1] / "out") == outcome
+    assert results(twins[2] / "out") == outcome
+    chosen = outcome["leaderboard"]
+    assert len(chosen["bots"]) == 4 and chosen["complete"]
     assert chosen["tournament"] == "live final" and chosen["secret"]  # its own, revealed
+    # the uploaded finalist played its own moves in every game (no fallback played for it)
+    assert "alice/mcbot v1" in {row["name"] for row in chosen["bots"]}
+    assert len(outcome["games"]) == 12 and all(not faults for *_, faults in outcome["games"])
 
     # fresh deals: none of the league's
     assert seeds(output / "final").isdisjoint(seeds(output))

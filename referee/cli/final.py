@@ -12,7 +12,8 @@ OUTPUT/final/reveal.json and on the server (/api/commitment, /final), where its 
 checked against the commitment published from the start. Stopped or killed, the same command
 resumes the final with the same bots; the results do not depend on --workers.
 Exit status: 0 complete; 1 a final already complete, a server running, or stopped before the
-end; 2 bad input (no league, too few bots, a configuration that is not a league).
+end; 2 bad input (no league, too few bots, a configuration that is not a league or that has
+settings fit for trusted bots only, as `serve` refuses it; an unusable sandbox).
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ohseven.referee.plan.config import ConfigError
-from ohseven.referee.plan.loader import load_config
+from ohseven.referee.cli.competition import load_competition, missing_server_extra
 from ohseven.referee.results.store import StoreError
 from ohseven.referee.tournament.errors import TourneyError
 
@@ -36,31 +36,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        print(error, file=sys.stderr)
-        return 2
-    if config.schedule.type != "league":
-        print(
-            f"{args.config}: `final` ends a competition's league (schedule: {{type: league}}), "
-            f"not a {config.schedule.type}",
-            file=sys.stderr,
-        )
-        return 2
-    if args.workers is not None and args.workers < 1:
-        print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
+    config = load_competition(args.config, "final", args.workers)
+    if config is None:
         return 2
     try:  # the `server` extra (Starlette, uvicorn) is needed by the server's commands alone
         from ohseven.referee.server.final import FinalDoneError, FinalError, run_final
         from ohseven.referee.server.service import ServeError
     except ModuleNotFoundError as error:
-        print(
-            f"ohseven-referee final needs the server's dependencies ({error.name} is missing): "
-            "pip install 'ohseven[server]'",
-            file=sys.stderr,
-        )
-        return 2
+        return missing_server_extra("final", error)
     try:
         outcome = run_final(config, workers=args.workers, quiet=True)
     except FinalDoneError as error:

@@ -13,12 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ohseven.referee.plan.config import ConfigError, is_cluster_address
-from ohseven.referee.plan.loader import load_config
-from ohseven.referee.plan.run_plan import sandbox_config
+from ohseven.referee.cli.competition import load_competition, missing_server_extra
+from ohseven.referee.plan.config import is_cluster_address
 from ohseven.referee.plan.sections import is_listen_address
 from ohseven.referee.results.store import StoreError
-from ohseven.referee.sandbox.settings import SandboxError, check_sandbox
 from ohseven.referee.tournament.errors import TourneyError
 
 __all__ = ["configure", "run"]
@@ -45,53 +43,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        print(error, file=sys.stderr)
+    config = load_competition(
+        args.config,
+        "serve",
+        args.workers,
+        checks=(
+            None
+            if args.listen is None or is_listen_address(args.listen)
+            else f"--listen {args.listen}: expected HOST:PORT, like 127.0.0.1:8707",
+            None
+            if args.cluster is None or is_cluster_address(args.cluster)
+            else f"--cluster {args.cluster}: expected an address like tcp://HOST:8786",
+        ),
+    )
+    if config is None:
         return 2
-    if config.schedule.type != "league":
-        print(
-            f"{args.config}: `serve` plays a league (schedule: {{type: league, games: N}}), "
-            f"not a {config.schedule.type}",
-            file=sys.stderr,
-        )
-        return 2
-    if config.for_trusted_bots:  # uploaded bots are nobody's to vouch for
-        for reason in config.for_trusted_bots:
-            print(reason, file=sys.stderr)
-        print(
-            f"{args.config}: `serve` plays bots that anyone may upload, so it refuses the "
-            "settings above, which are for trusted bots only (see SECURITY.md)",
-            file=sys.stderr,
-        )
-        return 2
-    if args.listen is not None and not is_listen_address(args.listen):
-        print(f"--listen {args.listen}: expected HOST:PORT, like 127.0.0.1:8707", file=sys.stderr)
-        return 2
-    if args.cluster is not None and not is_cluster_address(args.cluster):
-        print(
-            f"--cluster {args.cluster}: expected an address like tcp://HOST:8786", file=sys.stderr
-        )
-        return 2
-    if args.workers is not None and args.workers < 1:
-        print(f"--workers {args.workers}: expected 1 or more", file=sys.stderr)
-        return 2
-    if config.sandbox.mode != "unsandboxed":
-        try:
-            check_sandbox(sandbox_config(config))
-        except SandboxError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-    try:  # the `server` extra (Starlette, uvicorn) is needed by this command alone
+    try:  # the `server` extra (Starlette, uvicorn) is needed by the server's commands alone
         from ohseven.referee.server.service import ServeError, serve
     except ModuleNotFoundError as error:
-        print(
-            f"ohseven-referee serve needs the server's dependencies ({error.name} is missing): "
-            "pip install 'ohseven[server]'",
-            file=sys.stderr,
-        )
-        return 2
+        return missing_server_extra("serve", error)
     try:
         serve(
             config,

@@ -21,6 +21,7 @@ from typing import Any
 
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.server.db import ServerDB, Version
+from ohseven.referee.server.uploads import version_folder
 
 __all__ = ["QueueFullError", "CheckQueue", "check_key"]
 
@@ -48,7 +49,8 @@ def _settings(config: TourneyConfig) -> list[str]:
 
 def check_key(config: TourneyConfig, version: Version) -> str:
     """What a check's verdict depends on: the bot's content and command, and the settings."""
-    what = json.dumps([version.digest, list(version.command), _settings(config)])
+    # its command as its author wrote it: a league folder moved keeps its remembered checks
+    what = json.dumps([version.digest, version.shown_command(), _settings(config)])
     return hashlib.sha256(what.encode()).hexdigest()
 
 
@@ -124,7 +126,7 @@ class CheckQueue:
             "check-bot",
             "--json",
             *_settings(self.config),
-            shlex.join(version.command),
+            shlex.join(version.argv(version_folder(self.config.output, version.digest))),
         ]
         try:
             self.child = subprocess.Popen(

@@ -159,18 +159,33 @@ class Version:
             "uploaded": self.uploaded,
         }
 
+    def argv(self, folder: str | os.PathLike[str]) -> tuple[str, ...]:
+        """The command that starts this version from ``folder``, where its files are now.
+
+        The stored command names the paths of the upload's moment (``bot_command``: its files
+        under the uploads folder, the referee's Python first): its words naming the upload's
+        files are taken from ``folder`` and its interpreter is this referee's Python, so a
+        league folder moved, copied or restored elsewhere (or a rebuilt environment) runs the
+        same bot, never a path the sandbox does not show it."""
+        return tuple(self._words(str(folder), sys.executable))
+
     def shown_command(self) -> list[str]:
         """The command as its author wrote it: the words naming the upload's files relative
         to its top, the referee's Python as ``python3`` (no path of the server shown)."""
+        return self._words(None, "python3")
+
+    def _words(self, folder: str | None, python: str) -> list[str]:
         marker = f"/{self.digest}/bot/"
-        return [
-            "python3"
-            if word == sys.executable
-            else word.split(marker, 1)[1]
-            if marker in word
-            else word
-            for word in self.command
-        ]
+        words = []
+        for index, word in enumerate(self.command):
+            if marker in word:
+                relative = word.split(marker, 1)[1]
+                word = relative if folder is None else os.path.join(folder, relative)
+            elif index == 0 and os.path.isabs(word):
+                # bot_command's only absolute first word outside the upload: the interpreter
+                word = python
+            words.append(word)
+        return words
 
     def private(self) -> dict[str, Any]:
         """What its author reads: everything, the check's whole report included (its command
@@ -436,7 +451,16 @@ class ServerDB:
             ).rowcount
 
     def queued(self) -> list[Version]:
-        rows = self._rows("SELECT * FROM versions WHERE state = 'queued' ORDER BY id")
+        """The versions waiting for their check, in the order they are checked: authors in
+        turn (each one's first waiting version before anyone's second; among those, the
+        author whose last check ended earliest first), then by upload. In upload order, one
+        author's ten slow bots kept every other author waiting for hours."""
+        rows = self._rows(
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY author ORDER BY id) AS turn, "
+            "(SELECT MAX(checked) FROM versions w WHERE w.author = v.author) AS served "
+            "FROM versions v WHERE state = 'queued') "
+            "ORDER BY turn, served IS NOT NULL, served, id"
+        )
         return [_version(row) for row in rows]
 
     def active(self) -> list[Version]:

@@ -9,13 +9,12 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 import attrs
 from ohseven.referee.plan.config import BotEntry, TourneyConfig
 from ohseven.referee.records import BotSpec
 from ohseven.referee.server.db import ServerDB, Version
-from ohseven.referee.server.uploads import UPLOADS_NAME
+from ohseven.referee.server.uploads import version_folder
 from ohseven.referee.tournament.run import TourneyOutcome, run_tournament
 
 __all__ = ["League", "roster_of", "entry"]
@@ -36,8 +35,9 @@ def roster_of(db: ServerDB) -> Callable[[TourneyConfig], TourneyConfig]:
 def entry(config: TourneyConfig, version: Version) -> BotEntry:
     """The bot of an uploaded version: it runs from its stored folder; its author's other bots
     never sit at its table."""
-    folder = Path(config.output) / UPLOADS_NAME / version.digest / "bot"
-    return BotEntry(BotSpec(version.name, version.command, str(folder)), author=version.author)
+    folder = version_folder(config.output, version.digest)
+    spec = BotSpec(version.name, version.argv(folder), str(folder))
+    return BotEntry(spec, author=version.author)
 
 
 class League:

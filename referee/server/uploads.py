@@ -11,6 +11,7 @@ behind, and an identical upload reuses the same folder.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
 import posixpath
@@ -30,6 +31,7 @@ from ohseven.referee.sandbox.staging import Plan, tree_digest
 
 __all__ = [
     "UPLOADS_NAME",
+    "version_folder",
     "UploadLimits",
     "UploadError",
     "StoredTree",
@@ -81,6 +83,11 @@ def uploads_root(output: str | os.PathLike[str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     os.chmod(root, 0o711)
     return root
+
+
+def version_folder(output: str | os.PathLike[str], digest: str) -> Path:
+    """The folder of the stored upload of ``digest`` (its files, as unpacked)."""
+    return Path(output) / UPLOADS_NAME / digest / "bot"
 
 
 def clean_partial(root: Path) -> None:
@@ -160,10 +167,17 @@ def unpack(archive: IO[bytes], root: Path, limits: UploadLimits) -> StoredTree:
         _sync_tree(temp)
         digest = tree_digest(Plan("upload", str(top)))
         final = root / digest
-        if final.exists():  # the same content uploaded before: one copy
+        try:
+            if final.exists():  # the same content uploaded before: one copy
+                raise FileExistsError(final)
+            os.rename(temp, final)
+        except OSError as error:
+            # (the same content unpacked at the same time by another upload, which renamed
+            # its copy first: rename(2) onto a folder that is not empty fails)
+            if not final.is_dir() or error.errno not in (errno.EEXIST, errno.ENOTEMPTY, None):
+                raise
             shutil.rmtree(temp)
         else:
-            os.rename(temp, final)
             fd = os.open(root, os.O_RDONLY)
             try:
                 os.fsync(fd)
