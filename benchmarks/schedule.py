@@ -47,6 +47,8 @@ from typing import Any
 
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.plan.loader import example_bots_dir, load_config
+from ohseven.referee.plan.run_plan import RunPlan
+from ohseven.referee.plan.schedule import SchedulePlan
 from ohseven.referee.records import GameRecord, MatchResult, MatchSpec
 
 MODE = "bwrap" if shutil.which("bwrap") else "unsandboxed"
@@ -300,14 +302,22 @@ def bench_matchmaking(root: Path, games: list[int]) -> None:
     )
     records = made_up_league(1000, max(games) + wave)
     for count in games:
-        board = Leaderboard(config, count)
+        board = Leaderboard(RunPlan.resolve(config, b"s" * 32), count)
         board.games = dict(enumerate(records[:count]))  # (not rated sequentially: not timed)
         started = time.process_time()
         ratings = matchmaking_ratings(board)
         free = time.process_time() - started
         played = Counter(name for record in records[:count] for name in record.seats)
         started = time.process_time()
-        draw_wave(config, b"s" * 32, count // wave, config.bot_names, ratings, played, 10**9)
+        draw_wave(
+            SchedulePlan.of(config),
+            b"s" * 32,
+            count // wave,
+            config.bot_names,
+            ratings,
+            played,
+            10**9,
+        )
         draw = time.process_time() - started
         sequential = Ratings(config.game, config.bot_names)
         started = time.process_time()  # what the sequential board spent on a wave's games

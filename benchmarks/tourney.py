@@ -18,7 +18,10 @@ outside the games (start-up and shutdown of a match's bots, the tourney machiner
 decision inside the games is set against the same bot's alone, measured in the same run by
 benchmarks/protocol.py's ``match`` (a match at a table of the same size, a new deal each game so
 no process is renewed, the bots' own time taken off the same way): goal <= 1.25x, and <= 10% of
-the 1-worker run outside the bots.
+the 1-worker run outside the bots. The two are paired: each repeat measures the bot alone right
+before or right after its 1-worker run (the order alternating from repeat to repeat, so a load
+that rises or falls through the run favours neither), the ratio is taken within each repeat,
+and the median of those ratios is the figure (``--repeats``: more repeats, a steadier median).
 The bots' thinking is measured as wall time, so a machine loaded by other work slows the bots,
 not the share outside them.
 
@@ -463,25 +466,33 @@ def main(argv: list[str] | None = None) -> int:
         runs = []  # per repeat: (wall 1 worker, wall 2 workers, thinking, in games, decisions,
         # the cost per decision of the bot alone)
         for repeat in range(args.repeats):
+            if repeat % 2:  # paired: the bot alone next to the run, before it every other time
+                single = alone(Path(tmp), args.table, args.alone_games)
             wall1, games, board1 = measure(path, 1)
             thinking, spans = bot_seconds(Path(tmp))
             decisions = count_decisions(output)
             in_games = game_seconds(output)
-            single = alone(Path(tmp), args.table, args.alone_games)
+            if not repeat % 2:
+                single = alone(Path(tmp), args.table, args.alone_games)
             wall2, _, board2 = measure(path, 2)
             runs.append((wall1, wall2, thinking, in_games, decisions, single))
             if args.repeats > 1:
+                per = (in_games - thinking) / decisions
                 print(
                     f"run {repeat + 1}/{args.repeats}: 1 worker {wall1:.2f} s, 2 workers "
                     f"{wall2:.2f} s; outside the bots {(wall1 - thinking) / wall1:.1%}, outside "
-                    f"the games {(wall1 - in_games) / wall1:.1%}",
+                    f"the games {(wall1 - in_games) / wall1:.1%}; per decision in the games "
+                    f"{per * 1e6:.0f} us, alone {single * 1e6:.0f} us: {per / single:.2f}x",
                     flush=True,
                 )
             if spans < decisions:
                 print(f"warning: {spans} decision intervals recorded, {decisions} decisions made")
             if board1 != board2:
                 print("warning: the leaderboards of 1 and 2 workers differ")
-        # the median run by its share outside the games (the goal's figure); its other figures
+        # the paired figures: each repeat's ratio and share, then their medians
+        ratios = sorted(((run[3] - run[2]) / run[4]) / run[5] for run in runs)
+        outside = sorted((run[0] - run[2]) / run[0] for run in runs)
+        # the median run by its share outside the games; its other figures
         runs.sort(key=lambda run: (run[0] - run[3]) / run[0])
         wall1, wall2, thinking, in_games, decisions, single = runs[len(runs) // 2]
         if args.repeats > 1:
@@ -512,6 +523,16 @@ def main(argv: list[str] | None = None) -> int:
             f"  outside the games (ratings, database, scheduling, bots' start-up and shutdown): "
             f"{(wall1 - in_games) / wall1:.1%} ({wall1 - in_games:.2f} s; goal < 5%)"
         )
+        if args.repeats > 1:
+            print(
+                f"paired over {args.repeats} repeats: in the games / alone "
+                f"{', '.join(f'{ratio:.2f}x' for ratio in ratios)}; median "
+                f"{ratios[len(ratios) // 2]:.2f}x (goal <= 1.25x)"
+            )
+            print(
+                f"  outside the bots (1 worker) {', '.join(f'{share:.1%}' for share in outside)}; "
+                f"median {outside[len(outside) // 2]:.1%} (goal <= 10%)"
+            )
         print(f"same leaderboard with 1 and 2 workers: {board1 == board2}")
         faults = sum(sum(bot["faults"].values()) for bot in board1["bots"])
         print(f"bot faults: {faults}")

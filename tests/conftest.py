@@ -1,6 +1,7 @@
 """Shared test helpers: playing games out with uniformly random legal decisions, the
 deterministic bot of the tournament tests, and the real headless Chromium of the browser
-tests (``browser``: Debian's ``chromium`` on PATH, never a downloaded one)."""
+tests (``browser``: Debian's ``chromium`` on PATH, never a downloaded one). The fixtures of
+tests/played_cup.py (``tourney``: a tournament played into a real store) are loaded as a plugin."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from pathlib import Path
 import pytest
 from ohseven.core.rules import Game, Phase
 from playwright.sync_api import Browser, sync_playwright
+
+#: fixtures shared by several test modules, in their own files
+pytest_plugins = ["played_cup"]
 
 #: where the browser tests leave their screenshots (the repository's ``artifacts/``)
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from ohseven.core.rules import Rules
 from ohseven.referee.plan.config import ConfigError
 from ohseven.referee.plan.loader import example_bots_dir, load_config, load_config_text
-from ohseven.referee.plan.run_plan import sandbox_config
-from ohseven.referee.plan.schedule import build_schedule
+from ohseven.referee.plan.run_plan import RunPlan, sandbox_config
+from ohseven.referee.plan.schedule import SchedulePlan, build_schedule
 from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
@@ -45,7 +45,7 @@ from ohseven.referee.tournament.cluster import (
     unpack_bundle,
 )
 from ohseven.referee.tournament.pool import Job, MatchEnded
-from ohseven.referee.tournament.run import STAGING_NAME, run_tournament
+from ohseven.referee.tournament.run import STAGING_NAME, run_tournament, tournament_secret
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -435,7 +435,11 @@ class TestWorkerDeath:
         with Store.open(config.output, create=False) as store:
             assert store.match_status() == {0: "done", 1: "failed", 2: "done", 3: "done"}
             assert list(store.failures()) == [1]
-        expected = Leaderboard(reference, 12, matches_total=4)
+        expected = Leaderboard(
+            RunPlan.resolve(reference, tournament_secret(reference, Path(reference.output))),
+            12,
+            matches_total=4,
+        )
         expected.matches_done = 3  # the failed match is not done
         with Store.open(reference.output, create=False) as store:
             for game in store.games():
@@ -458,7 +462,7 @@ class TestLostResults:
                 pass
 
         config = load_config(write_tournament(tmp_path))
-        match = build_schedule(config, b"test secret")[0]
+        match = build_schedule(SchedulePlan.of(config), b"test secret")[0]
         job = Job(match.index, match.spec, sandbox_config(config), None, play_match)
         pool = ClusterPool(cluster.address)
         try:
@@ -484,7 +488,7 @@ class TestClusterErrors:
         bare = LoopbackCluster(tmp_path)
         try:
             config = load_config(write_tournament(tmp_path))
-            match = build_schedule(config, b"test secret")[0]
+            match = build_schedule(SchedulePlan.of(config), b"test secret")[0]
             pool = ClusterPool(bare.address, slot_patience=0.5)
             try:
                 pool.submit(Job(match.index, match.spec, None, None, play_match))

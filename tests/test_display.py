@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.loader import demo_config, example_bots_dir, load_config_text
+from ohseven.referee.plan.run_plan import RunPlan
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import Leaderboard
 from ohseven.referee.results.display import Display, board_table, print_board, short_names
@@ -49,7 +50,7 @@ def league_document(tmp_path: Path, names: list[str], games: int = 80) -> dict:
         + "schedule:\n  type: league\n  games: 400\n"
     )
     config = load_config_text(text, base_dir=example_bots_dir(), output_base=tmp_path)
-    board = Leaderboard(config, games, games, b"s" * 32, names)
+    board = Leaderboard(RunPlan.resolve(config, b"s" * 32), games, games, names)
     rng = random.Random(7)
     for index in range(games):
         seats = tuple(rng.sample(names, 4))
@@ -62,7 +63,7 @@ def league_document(tmp_path: Path, names: list[str], games: int = 80) -> dict:
 @pytest.fixture
 def document(config: TourneyConfig) -> dict:
     """A real leaderboard document (``board.Leaderboard``) after two games of the demo."""
-    board = Leaderboard(config, 10, 5, b"s" * 32, config.bot_names)
+    board = Leaderboard(RunPlan.resolve(config, b"s" * 32), 10, 5, config.bot_names)
     board.add(0, GameRecord("m00000", 0, 1, config.bot_names, (3, 1, 0), (1, 2, 3)))
     board.add(1, GameRecord("m00000", 1, 2, config.bot_names, (0, 5, 1), (3, 1, 2)))
     return board.document()

@@ -13,14 +13,15 @@ import attrs
 import pytest
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.loader import demo_config, load_config
-from ohseven.referee.plan.schedule import build_schedule, newcomer_tables
+from ohseven.referee.plan.run_plan import RunPlan
+from ohseven.referee.plan.schedule import SchedulePlan, build_schedule, newcomer_tables
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import Leaderboard
 from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.feeds import LeagueFeed, ScheduleFeed, matchmaking_ratings
 from ohseven.referee.tournament.run import run_tournament
-from test_tourney import league_games, write_league
+from tourney_files import league_games, write_league
 
 SECRET = b"feeds" * 8
 
@@ -51,13 +52,13 @@ class TestScheduleFeed:
     @pytest.mark.parametrize("room", [1, 3, 1000])
     def test_the_schedule_in_canonical_order_in_pieces(self, config, store, room: int) -> None:
         """Taken in pieces of any size: every match once, in the schedule's order."""
-        everything = [match.index for match in build_schedule(config, SECRET)]
+        everything = [match.index for match in build_schedule(SchedulePlan.of(config), SECRET)]
         assert len(everything) > 3
-        assert take_all(ScheduleFeed(config, SECRET, store), room) == everything
+        assert take_all(ScheduleFeed(RunPlan.resolve(config, SECRET), store), room) == everything
 
     def test_the_matches_done_are_not_given_again(self, config, store) -> None:
         """A resumed tournament's feed leaves out the matches the store holds as done."""
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         store.add_matches(
             (m.index, m.spec.match_id, m.bot_names, m.first_game, m.games) for m in schedule
         )
@@ -70,7 +71,7 @@ class TestScheduleFeed:
                 store.add_game(match.first_game + game, match.index, record)
             store.finish_match(match.index)
         rest = [m.index for m in schedule if m.index not in (schedule[0].index, schedule[3].index)]
-        assert take_all(ScheduleFeed(config, SECRET, store), 2) == rest
+        assert take_all(ScheduleFeed(RunPlan.resolve(config, SECRET), store), 2) == rest
 
 
 GAMES = [
@@ -81,7 +82,7 @@ GAMES = [
 
 
 def board_with(config: TourneyConfig, order: list[int]) -> Leaderboard:
-    board = Leaderboard(config, 10, 5, SECRET, config.bot_names)
+    board = Leaderboard(RunPlan.resolve(config, SECRET), 10, 5, config.bot_names)
     for game in order:
         totals, ranks = GAMES[game]
         board.add(game, GameRecord("m00000", game, game, config.bot_names, totals, ranks))
@@ -189,17 +190,18 @@ class TestNewcomers:
             self.resume(config, store)
 
     def resume(self, config: TourneyConfig, store: Store) -> None:
-        board = Leaderboard(config, 0, 0, SECRET, config.bot_names)
-        feed = LeagueFeed(config, SECRET, store, board)
+        plan = RunPlan.resolve(config, SECRET)
+        board = Leaderboard(plan, 0, 0, config.bot_names)
+        feed = LeagueFeed(plan, store, board)
         wave0 = feed.take(1, idle=True)
         assert wave0 and feed.queue  # wave 0 drawn, some of it still queued
         names = config.bot_names
-        tables = newcomer_tables(config, SECRET, feed.wave, [names[0]], names[1:], 10**6)
+        tables = newcomer_tables(plan.schedule, SECRET, feed.wave, [names[0]], names[1:], 10**6)
         assert tables and all(names[0] in table for table in tables)
         feed._record(tables, [names[0]], front=True)
         newcomers = [match.spec.match_id for match in feed.queue[: len(tables)]]
         rest = sorted(match.spec.match_id for match in [*wave0, *feed.queue[len(tables) :]])
         expected = [*newcomers, *rest]  # (the match taken, not finished, is played again)
-        again = LeagueFeed(config, SECRET, store, Leaderboard(config, 0, 0, SECRET, names))
+        again = LeagueFeed(plan, store, Leaderboard(plan, 0, 0, names))
         assert [match.spec.match_id for match in again.queue] == expected
         assert again.wave == feed.wave

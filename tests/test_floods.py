@@ -48,6 +48,7 @@ from test_hostile import (
     limited,
     play,
 )
+from tourney_files import write_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 
@@ -228,8 +229,6 @@ class TestWorkerDeath:
     def test_dead_worker_fails_its_match_and_the_rerun_completes(self, shared_dir, monkeypatch):
         """A worker killed by a signal mid-match: that match is recorded failed, the others are
         played, and running the same tournament again plays it."""
-        from test_tourney import write_tournament
-
         path = write_tournament(shared_dir, size=3, games=1, output=str(shared_dir / "out"))
         config = load_config(path)
         monkeypatch.setenv("OHSEVEN_TEST_MARKER", str(shared_dir / "aborted"))

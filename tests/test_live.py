@@ -13,6 +13,7 @@ import pytest
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.loader import load_config
+from ohseven.referee.plan.run_plan import RunPlan
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.board import LEADERBOARD_NAME, Leaderboard
 from ohseven.referee.results.store import Store
@@ -57,7 +58,7 @@ def play(store: Store, rng: random.Random, first: int, count: int, finish: bool 
 
 
 def reference(config: TourneyConfig, store: Store) -> dict:
-    board = Leaderboard(config, 1000, 0, None, sorted(store.bot_names()))
+    board = Leaderboard(RunPlan.resolve(config, b"s" * 32), 1000, 0, sorted(store.bot_names()))
     for stored in store.games(finished_matches_only=True):
         board.add(stored.canonical_index, stored.record)
     return board.document()
@@ -143,6 +144,10 @@ def test_the_live_leaderboard_is_made_at_most_so_often(config: TourneyConfig) ->
         play(store, rng, 0, 2)
         live = LiveView(output, "oh-seven")
         try:
+            made: list[int] = []  # what a listener (the server's JSON) sees, in the view's thread
+            live.listeners.append(
+                lambda: made.append(live.leaderboard()["games_played"])  # type: ignore[index]
+            )
             live.refresh()
             version = live.version
             live.next_document = float("inf")
@@ -154,6 +159,7 @@ def test_the_live_leaderboard_is_made_at_most_so_often(config: TourneyConfig) ->
             live.refresh()
             assert live.version > version and not live.stale
             assert live.leaderboard()["games_played"] == 9  # type: ignore[index]
+            assert made == [6, 9]  # once per document, after it is the one served (not 9 twice)
         finally:
             if live.store is not None:
                 live.store.close()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import ARTIFACTS
 from ohseven.referee.site.publish import publish
+from played_cup import BOTS, FAULTY, HOST, build_tournament
 from playwright.sync_api import Browser, ConsoleMessage, Page
-from test_publish import BOTS, FAULTY, HOST, build_tournament
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
 

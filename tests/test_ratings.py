@@ -87,15 +87,16 @@ class TestRatings:
         records = [record(seats, totals, index=i) for i, (seats, totals) in enumerate(games)]
         expected = rate_games(OH_SEVEN, NAMES, records).table()
 
-        class Config:  # the two fields the leaderboard reads for the ratings
+        class Plan:  # what the leaderboard reads of the run plan for the ratings
             game = OH_SEVEN
             bot_names = NAMES
+            stopping = None
 
             class ratings:  # noqa: N801
                 draw_probability = None
                 fault_ranks_last = True
 
-        board = Leaderboard(Config, len(records))
+        board = Leaderboard(Plan, len(records))  # type: ignore[arg-type]
         order = list(range(len(records)))
         rng.shuffle(order)
         for index in order:

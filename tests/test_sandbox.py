@@ -18,15 +18,11 @@ from collections.abc import Iterator
 import attrs
 import pytest
 import zmq
-from hypothesis import given
-from hypothesis import strategies as st
 from ohseven.referee.sandbox import uids
-from ohseven.referee.sandbox.capture import LogBuffer
 from ohseven.referee.sandbox.process import BotProcess
 from ohseven.referee.sandbox.seccomp import FCNTL_DENIED, SYSCALLS, seccomp_program
 from ohseven.referee.sandbox.settings import (
     BotStartError,
-    Limits,
     SandboxConfig,
     SandboxError,
     check_sandbox,
@@ -652,39 +648,6 @@ class TestUnsandboxed:
         with pytest.raises(BotStartError, match="cannot read .*private"):
             bot.start()
         bot.kill()
-
-
-class TestLogBuffer:
-    @given(st.lists(st.binary(max_size=300), max_size=40), st.integers(1, 500))
-    def test_bounded_head_and_tail(self, chunks, limit):
-        """The log keeps exactly the first and last halves of the stream, never more."""
-        buffer = LogBuffer(limit)
-        for chunk in chunks:
-            buffer.add(chunk)
-        stream = b"".join(chunks)
-        assert buffer.total == len(stream)
-        text = buffer.text()
-        if len(stream) <= limit:
-            assert not buffer.truncated
-            assert text == stream.decode("utf-8", errors="replace")
-        else:
-            assert buffer.truncated
-            head, tail = stream[: limit - limit // 2], stream[len(stream) - limit // 2 :]
-            dropped = len(stream) - len(head) - len(tail)
-            expected = (
-                head.decode("utf-8", errors="replace")
-                + f"\n[... {dropped} bytes of output discarded ...]\n"
-                + tail.decode("utf-8", errors="replace")
-            )
-            assert text == expected
-
-
-class TestConfig:
-    @pytest.mark.parametrize("field", [f.name for f in attrs.fields(Limits)])
-    def test_limits_must_be_positive(self, field):
-        """Every limit rejects zero."""
-        with pytest.raises(ValueError, match=field):
-            Limits(**{field: 0})
 
 
 class TestHints:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ohseven.referee.plan.loader import load_config_text
 from ohseven.referee.plan.schedule import (
+    SchedulePlan,
     build_schedule,
     draw_wave,
     iter_schedule,
@@ -49,7 +50,7 @@ class TestRoundRobin:
         size = min(size, bots)
         tmp = tmp_path_factory.mktemp("rr")
         config = config_of(tmp, bots, [size], games_per_table=games, repeats=repeats)
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         assert len(schedule) == math.comb(bots, size) * repeats
         assert schedule_size(config)[1] == len(schedule) * size * games
         for match in schedule:
@@ -67,7 +68,7 @@ class TestRoundRobin:
         tables share a deal."""
         config = config_of(tmp_path, 4, [3], games_per_table=2, deals="duplicate")
         tables = []
-        for match in build_schedule(config, SECRET):
+        for match in build_schedule(SchedulePlan.of(config), SECRET):
             seeds, seatings = match.spec.seeds, match.spec.seatings
             assert seeds[0] != seeds[1] and seeds == seeds[:2] * 3  # both deals, each rotation
             assert seatings[0] == seatings[1] and len(set(seatings[::2])) == 3
@@ -78,13 +79,17 @@ class TestRoundRobin:
         """Independent deals (the default): every game of the tournament has a deal of its own."""
         config = config_of(tmp_path, 5, [2, 3], games_per_table=3, repeats=2)
         assert config.schedule.deals == "independent"
-        seeds = [seed for match in build_schedule(config, SECRET) for seed in match.spec.seeds]
+        seeds = [
+            seed
+            for match in build_schedule(SchedulePlan.of(config), SECRET)
+            for seed in match.spec.seeds
+        ]
         assert len(seeds) == len(set(seeds)) == schedule_size(config)[1]
 
     def test_canonical_indices_are_consecutive(self, tmp_path: Path) -> None:
         """Each match's games follow the previous match's, from 0, without gaps."""
         config = config_of(tmp_path, 5, [2, 3], games_per_table=2, repeats=2)
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         expected = 0
         for index, match in enumerate(schedule):
             assert match.index == index and match.first_game == expected
@@ -94,10 +99,14 @@ class TestRoundRobin:
     def test_deterministic_and_secret_dependent(self, tmp_path: Path) -> None:
         """The same config and secret give the same schedule; another secret, other deals."""
         config = config_of(tmp_path, 4, [3])
-        assert build_schedule(config, SECRET) == build_schedule(config, SECRET)
-        other = build_schedule(config, b"t" * 32)
-        assert build_schedule(config, SECRET)[0].spec.seeds != other[0].spec.seeds
-        assert [m.bot_names for m in other] == [m.bot_names for m in build_schedule(config, SECRET)]
+        assert build_schedule(SchedulePlan.of(config), SECRET) == build_schedule(
+            SchedulePlan.of(config), SECRET
+        )
+        other = build_schedule(SchedulePlan.of(config), b"t" * 32)
+        assert build_schedule(SchedulePlan.of(config), SECRET)[0].spec.seeds != other[0].spec.seeds
+        assert [m.bot_names for m in other] == [
+            m.bot_names for m in build_schedule(SchedulePlan.of(config), SECRET)
+        ]
 
     def test_the_order_of_the_bots_in_the_config_changes_nothing(self, tmp_path: Path) -> None:
         """Tables, seats and deals follow from the bots' names, not from their order."""
@@ -107,7 +116,9 @@ class TestRoundRobin:
                 tmp_path, 5, [2, 3], order=[3, 0, 4, 2, 1], deals=deals, games_per_table=2
             )
             assert listed.bot_names != shuffled.bot_names
-            assert build_schedule(listed, SECRET) == build_schedule(shuffled, SECRET)
+            assert build_schedule(SchedulePlan.of(listed), SECRET) == build_schedule(
+                SchedulePlan.of(shuffled), SECRET
+            )
 
 
 class TestGauntlet:
@@ -116,7 +127,7 @@ class TestGauntlet:
         config = config_of(
             tmp_path, 5, [3], type="gauntlet", candidates=["b0", "b1"], games_per_table=1
         )
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         field = ["b2", "b3", "b4"]
         expected = {
             (candidate, *others)
@@ -130,7 +141,7 @@ class TestGauntlet:
         """iter_schedule of some repeats, leaving out a candidate's tables (a stopping rule),
         yields exactly those matches of the whole schedule: same indices, same deals."""
         config = config_of(tmp_path, 5, [2, 3], type="gauntlet", candidates=["b0", "b1"], repeats=3)
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         per_repeat = len(schedule) // 3
         for repeats, out in (((1,), {"b0"}), ((0, 2), {"b1"}), ((2,), set()), ((1,), {"b0", "b1"})):
             expected = [
@@ -139,7 +150,13 @@ class TestGauntlet:
                 if m.index // per_repeat in repeats and not out & set(m.bot_names)
             ]
             found = list(
-                iter_schedule(config, SECRET, {per_repeat + 1}, repeats=repeats, leave_out=out)
+                iter_schedule(
+                    SchedulePlan.of(config),
+                    SECRET,
+                    {per_repeat + 1},
+                    repeats=repeats,
+                    leave_out=out,
+                )
             )
             assert found == [m for m in expected if m.index != per_repeat + 1], (repeats, out)
 
@@ -167,19 +184,19 @@ class TestLazySizes:
             repeats=repeats,
             **extra,
         )
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         assert schedule_size(config) == (len(schedule), sum(m.games for m in schedule))
 
     def test_iterating_skips_done_matches_and_builds_nothing_ahead(self, tmp_path: Path) -> None:
         """iter_schedule yields the built schedule minus the skipped indices, lazily."""
         config = config_of(tmp_path, 6, [2, 3], games_per_table=2)
-        schedule = build_schedule(config, SECRET)
+        schedule = build_schedule(SchedulePlan.of(config), SECRET)
         skipped = {0, 3, 7}
-        assert list(iter_schedule(config, SECRET, skipped)) == [
+        assert list(iter_schedule(SchedulePlan.of(config), SECRET, skipped)) == [
             m for m in schedule if m.index not in skipped
         ]
         many = config_of(tmp_path, 100, [4])  # 3.9 million tables: never built whole
-        first = list(itertools.islice(iter_schedule(many, SECRET), 3))
+        first = list(itertools.islice(iter_schedule(SchedulePlan.of(many), SECRET), 3))
         assert [m.index for m in first] == [0, 1, 2] and schedule_size(many)[0] == math.comb(100, 4)
 
 
@@ -194,7 +211,9 @@ def simulate(config, waves: int, ratings=None, secret: bytes = SECRET):
     played: Counter[str] = Counter()
     met: Counter[tuple[str, str]] = Counter()
     for wave in range(waves):
-        for table in draw_wave(config, secret, wave, names, ratings, played, 10**9):
+        for table in draw_wave(
+            SchedulePlan.of(config), secret, wave, names, ratings, played, 10**9
+        ):
             for name in table:
                 played[name] += len(table) * config.schedule.games_per_table
             for a, b in itertools.combinations(table, 2):
@@ -217,7 +236,7 @@ class TestLeagueWaves:
         config = league_of(tmp_path, 17, [3, 4])
         names = config.bot_names
         prior = {name: (25.0, 8.0) for name in names}
-        tables = draw_wave(config, SECRET, 0, names, prior, {}, 10**6)
+        tables = draw_wave(SchedulePlan.of(config), SECRET, 0, names, prior, {}, 10**6)
         seated = [name for table in tables for name in table]
         assert len(seated) == len(set(seated)) >= 17 - 2
         assert all(list(t) == sorted(t) and len(t) in (3, 4) for t in tables)
@@ -267,7 +286,7 @@ class TestLeagueWaves:
         prior = {name: (25.0, 8.0) for name in names}
 
         def draw(wave, order, secret=SECRET):
-            return draw_wave(config, secret, wave, order, prior, {}, 10**6)
+            return draw_wave(SchedulePlan.of(config), secret, wave, order, prior, {}, 10**6)
 
         assert draw(3, names) == draw(3, names[::-1])
         assert draw(3, names) != draw(4, names) and draw(3, names) != draw(3, names, b"u" * 32)
@@ -276,19 +295,19 @@ class TestLeagueWaves:
         """A wave holds no more games than the budget left; none when no table fits."""
         config = league_of(tmp_path, 12, [3, 4], per_table=2)
         prior = {name: (25.0, 8.0) for name in config.bot_names}
-        tables = draw_wave(config, SECRET, 0, config.bot_names, prior, {}, 15)
+        tables = draw_wave(SchedulePlan.of(config), SECRET, 0, config.bot_names, prior, {}, 15)
         assert 0 < sum(len(t) * 2 for t in tables) <= 15
-        assert draw_wave(config, SECRET, 0, config.bot_names, prior, {}, 5) == []
+        assert draw_wave(SchedulePlan.of(config), SECRET, 0, config.bot_names, prior, {}, 5) == []
 
     def test_league_matches_deal_from_the_wave_and_the_table(self, tmp_path: Path) -> None:
         """A league's match is dealt from the secret, its wave and its table: same inputs, same
         deals; another wave, other deals."""
         config = league_of(tmp_path, 5, [3], per_table=2)
         table = ("b0", "b2", "b4")
-        one = league_match(config, SECRET, 7, 40, 2, 1, table)
-        assert one == league_match(config, SECRET, 7, 40, 2, 1, table)
+        one = league_match(SchedulePlan.of(config), SECRET, 7, 40, 2, 1, table)
+        assert one == league_match(SchedulePlan.of(config), SECRET, 7, 40, 2, 1, table)
         assert one.bot_names == table and one.games == 6 and one.first_game == 40
-        other = league_match(config, SECRET, 7, 40, 3, 1, table)
+        other = league_match(SchedulePlan.of(config), SECRET, 7, 40, 3, 1, table)
         assert set(one.spec.seeds).isdisjoint(other.spec.seeds)
 
 
@@ -311,7 +330,7 @@ class TestAuthors:
     def test_round_robin_keeps_authors_apart(self, tmp_path_factory, authors, size) -> None:
         config = authored(tmp_path_factory.mktemp("a"), authors, [size], games_per_table=1)
         by = {bot.name: bot.author for bot in config.bots}
-        matches = build_schedule(config, SECRET)
+        matches = build_schedule(SchedulePlan.of(config), SECRET)
         for match in matches:
             names = match.bot_names
             assert len({by[name] for name in names}) == len(names), names
@@ -334,7 +353,7 @@ class TestAuthors:
         by = {bot.name: bot.author for bot in config.bots}
         names = sorted(by)
         prior = dict.fromkeys(names, (25.0, 25 / 3))
-        tables = draw_wave(config, SECRET, wave, names, prior, {}, 10**6)
+        tables = draw_wave(SchedulePlan.of(config), SECRET, wave, names, prior, {}, 10**6)
         seated = [name for table in tables for name in table]
         assert len(seated) == len(set(seated))
         for table in tables:
@@ -344,3 +363,17 @@ class TestAuthors:
         """Bots without an author are nobody's: the schedule is the one it always was."""
         plain = config_of(tmp_path, 5, [3])
         assert schedule_size(plain) == (math.comb(5, 3), math.comb(5, 3) * 3)
+
+    def test_two_bots_of_one_author_never_empty_a_league_wave(self, tmp_path) -> None:
+        """The bots to seat were the first of the order (fewest games), whatever their
+        authors: when two bots of one author were among the three of the wave's only table,
+        no table was drawn and the league ended as complete (an author uploading a second bot
+        ended the competition for everyone)."""
+        config = authored(tmp_path, [0, 1, 2, 3, 3], [3], type="league", games=10**6)
+        names = sorted(bot.name for bot in config.bots)
+        prior = dict.fromkeys(names, (25.0, 25 / 3))
+        by = {bot.name: bot.author for bot in config.bots}
+        for wave in range(40):
+            tables = draw_wave(SchedulePlan.of(config), SECRET, wave, names, prior, {}, 10**6)
+            assert len(tables) == 1, wave
+            assert len({by[name] for name in tables[0]}) == 3

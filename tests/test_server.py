@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ohseven.referee.results.archive import game_id
 from ohseven.referee.secret import load_secret
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine
@@ -449,3 +450,124 @@ def test_sigkill_loses_no_acknowledged_upload_and_resumes(tmp_path: Path) -> Non
     finally:
         assert server.stop() == 0
     assert not [p for p in os.listdir(server.output / ".uploads") if p.startswith(".tmp")]
+
+
+#: a passing bot that takes its time over each card, so that its matches last a few seconds
+SLOW_BOT = b"""import time
+from ohseven.sdk import Bot, run
+
+
+class Slow(Bot):
+    name = "slow"
+
+    def choose_play(self, view):
+        time.sleep(0.05)
+        return super().choose_play(view)
+
+
+run(Slow)
+"""
+
+
+def finished_games(output: Path) -> dict[str, list]:
+    """The games of every finished match in the tournament database: id -> totals."""
+    with sqlite3.connect(f"file:{output / 'tournament.sqlite'}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT g.match_id, g.game_index, g.totals FROM games g JOIN matches m "
+            "ON g.match_index = m.match_index WHERE m.status = 'done'"
+        ).fetchall()
+    return {game_id(match, index): json.loads(totals) for match, index, totals in rows}
+
+
+def newcomer_match(output: Path, name: str) -> tuple[str, list[str], int, int] | None:
+    """The newcomer's first match while it is being played, one of its games already written:
+    (match id, the bots of its wave, its games written, its games), else None."""
+    with sqlite3.connect(f"file:{output / 'tournament.sqlite'}?mode=ro", uri=True) as db:
+        for index, match_id, bots, status, games in db.execute(
+            "SELECT match_index, match_id, bots, status, games FROM matches ORDER BY match_index"
+        ):
+            if name not in json.loads(bots):
+                continue
+            (written,) = db.execute(
+                "SELECT COUNT(*) FROM games WHERE match_index = ?", (index,)
+            ).fetchone()
+            if status != "running" or not written or written == games:
+                return None
+            (wave,) = db.execute(
+                "SELECT bots FROM waves WHERE first_match <= ? ORDER BY wave DESC LIMIT 1",
+                (index,),
+            ).fetchone()
+            return match_id, json.loads(wave), written, games
+    return None
+
+
+def wave_begun(output: Path) -> bool:
+    """Whether the latest wave of the league has begun and none of its matches is done."""
+    with sqlite3.connect(f"file:{output / 'tournament.sqlite'}?mode=ro", uri=True) as db:
+        latest = db.execute(
+            "SELECT first_match, matches FROM waves ORDER BY wave DESC LIMIT 1"
+        ).fetchone()
+        if latest is None:
+            return False
+        (done,) = db.execute(
+            "SELECT COUNT(*) FROM matches WHERE match_index >= ? AND match_index < ? "
+            "AND status = 'done'",
+            (latest[0], latest[0] + latest[1]),
+        ).fetchone()
+    return done == 0
+
+
+def test_sigkill_while_a_newcomer_plays_loses_nothing_and_resumes(tmp_path: Path) -> None:
+    """A bot uploaded mid-wave is seated in a newcomer wave at once; the server is SIGKILLed in
+    the middle of the newcomer's match (a game of it written, the next being played); the same
+    command resumes: the upload is kept, every game of a finished match is still served with
+    its result, and the newcomer's match is played again from its start and shown."""
+    port = free_port()
+    config = write_config(tmp_path, port)
+    house = "".join(  # waves of 5 tables of 3: long enough for a check to pass mid-wave
+        f"  - name: house-{n}\n    file: {EXAMPLES / 'random_bot.py'}\n" for n in range(12)
+    )
+    text = config.read_text().replace("games_per_table: 1", "games_per_table: 3")
+    config.write_text(text.replace("bots:\n", "bots:\n" + house, 1))
+    server = Running(config, port)
+    token = server.add_author("erin")
+    server.start()
+    name = "erin/slow v1"
+    try:
+        wait_for(lambda: (r := board_row(server, "heuristic")) and r["games"] >= 3)
+        wait_for(lambda: wave_begun(server.output), step=0.05)  # uploaded mid-wave
+        response = server.client(token).post(
+            "/api/uploads", params={"bot": "slow"}, content=tar_gz({"main.py": SLOW_BOT})
+        )
+        assert response.status_code == 201
+        caught = wait_for(lambda: newcomer_match(server.output, name), step=0.05)
+        before = finished_games(server.output)
+        shown = server.client().get("/api/games", params={"limit": 1000}).json()
+    finally:
+        assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    match_id, wave_bots, written, games = caught
+    # a newcomer wave: the new bot and opponents at one table, not a full wave of every bot
+    assert name in wave_bots and len(wave_bots) == 3, wave_bots
+    assert 1 <= written < games
+    assert before and all(game["id"] in before for game in shown["games"])
+    server.start()
+    try:
+        mine = server.client(token).get("/api/uploads").json()["uploads"]
+        assert [(v["name"], v["state"]) for v in mine] == [(name, "passed")]
+
+        def newcomer_shown() -> list:
+            games = server.client().get("/api/games", params={"bot": name, "limit": 100})
+            if games.status_code != 200:  # (not known yet to the live view of the restart)
+                return []
+            return [g for g in games.json()["games"] if g["match_id"] == match_id]
+
+        replayed = wait_for(newcomer_shown)
+        # the whole match, played again from its start
+        assert sorted(g["game_index"] for g in replayed) == list(range(games))
+        after = finished_games(server.output)
+        assert {key: after.get(key) for key in before} == before  # no finished game lost
+        api = server.client().get("/api/games", params={"limit": 1000}).json()["games"]
+        assert set(before) <= {game["id"] for game in api}
+        wait_for(lambda: (r := board_row(server, name)) and r["games"] >= games)
+    finally:
+        assert server.stop() == 0

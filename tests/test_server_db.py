@@ -88,3 +88,23 @@ def test_a_version_runs_from_where_its_files_are_now(tmp_path: Path) -> None:
     started = ("node", f"{then}/bot.js")  # a program found on PATH stays as it was written
     other = attrs.evolve(version, command=started)
     assert other.argv(now) == ("node", str(now / "bot.js"))
+
+
+def test_the_check_queue_takes_authors_in_turn(tmp_path: Path) -> None:
+    """The queue was checked in upload order: an author who sent ten slow bots (a check may
+    last ``check_timeout``, 15 minutes) kept every other author's upload waiting hours. Each
+    author's first waiting version now comes before anyone's second."""
+    with ServerDB(tmp_path) as db:
+        for name in ("mallory", "alice", "bob"):
+            db.add_author(name)
+        flood = [db.add_version("mallory", f"slow{i}", f"d{i}", ("./x",), 1, 1) for i in range(4)]
+        alice = db.add_version("alice", "mc", "da", ("./x",), 1, 1)
+        bob = [db.add_version("bob", "b", f"db{i}", ("./x",), 1, 1) for i in range(2)]
+        order = [v.id for v in db.queued()]
+        assert order == [
+            flood[0].id, alice.id, bob[0].id, flood[1].id, bob[1].id, flood[2].id, flood[3].id
+        ]  # fmt: skip
+        db.set_state(flood[0].id, "failed", {"passed": False})  # checked: mallory's next waits
+        assert [v.id for v in db.queued()][:3] == [alice.id, bob[0].id, flood[1].id]
+        db.set_state(alice.id, "passed", {"passed": True})
+        assert [v.id for v in db.queued()][:3] == [bob[0].id, flood[1].id, bob[1].id]

@@ -4,8 +4,11 @@ uploaded bots' checks. Each test is an attack that once broke through."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sys
+import tarfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -195,3 +198,113 @@ def test_a_malformed_session_cookie_is_no_session(server: Running) -> None:
         for path in ("/me", "/api/uploads"):
             response = server.client().get(path, headers={"Cookie": cookie})  # type: ignore[dict-item]
             assert response.status_code == 401, (value[:20], response.status_code)
+
+
+def calm(server: Running, token: str) -> None:
+    """Wait until this address may send credentials again: the attacks above failed token
+    and session checks on purpose, and the limiter refuses (429) for a minute after."""
+    wait_for(lambda: server.client(token).get("/api/uploads").status_code != 429, step=1.0)
+
+
+def test_ids_past_sqlites_integers_are_no_such_row(server: Running) -> None:
+    """An id of 2**63 or more (``OverflowError`` in SQLite's binding) and a form's number of
+    games of 5,000 digits or '²' (``int`` refuses them) answered 500, a traceback each in the
+    organiser's log."""
+    token = server.add_author("counter")
+    calm(server, token)
+    api = server.client(token)
+    browser = server.client()
+    assert browser.post("/login", data={"token": token}).status_code == 303
+    huge = str(1 << 63)
+    for path in (f"/api/uploads/{huge}", f"/api/unrated/{huge}", f"/api/uploads/{huge}0"):
+        assert api.get(path).status_code == 404, path
+    for path in (f"/me/uploads/{huge}", f"/me/unrated/{huge}"):
+        assert browser.get(path).status_code == 404, path
+    page = browser.get("/me/unrated")
+    csrf = page.text.split('name="csrf" value="')[1].split('"')[0]
+    for games in ("9" * 5000, "\u00b2", "1" * 30):
+        sent = browser.post("/me/unrated", data={"csrf": csrf, "bot": "x", "games": games})
+        assert sent.status_code == 400, (games[:10], sent.status_code)
+    log = server.log.read_text()
+    assert "OverflowError" not in log and "Exceeds the limit" not in log
+
+
+def zeros_archive(files: int = 49, size: int = 2_000_000) -> bytes:
+    """A bot of ``files`` files of zeros: a small body that unpacks to nearly 100 MB."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        tar.addfile(tarfile.TarInfo("main.py"), io.BytesIO(b""))
+        for index in range(files):
+            info = tarfile.TarInfo(f"data{index}.bin")
+            info.size = size
+            tar.addfile(info, io.BytesIO(bytes(size)))
+    return out.getvalue()
+
+
+def test_an_upload_being_unpacked_stalls_no_other_request(server: Running) -> None:
+    """The upload's tree was unpacked (100 MB synced to disk: seconds) under the lock that a
+    request for unrated games took in the event loop itself: every request of every client
+    waited for the unpacking, and a stream of such uploads stalled the whole server."""
+    token = server.add_author("unpacker")
+    calm(server, token)
+    uploads = server.output / ".uploads"
+    body = zeros_archive()
+
+    def unpacking() -> list[str]:
+        return [
+            name
+            for name in os.listdir(uploads)
+            if name.startswith(".tmp-") and not name.startswith(".tmp-body-")
+        ]
+
+    with ThreadPoolExecutor(1) as pool:
+        sent = pool.submit(upload_body, server, token, "zeros", body)
+        # the body is stored and its tree is being unpacked: a request for unrated games
+        # (refused: no playing bot) and a read are answered meanwhile
+        temp = wait_for(unpacking, timeout=120, step=0.01)[0]
+        unrated = server.client(token).post("/api/unrated", json={"bot": "x", "games": 1})
+        read = server.client().get("/api/commitment")
+        still = (uploads / temp).exists()
+        assert unrated.status_code == 400 and read.status_code == 200
+        assert still, "the requests waited for the upload's tree to be unpacked"
+        assert sent.result().status_code == 201
+
+
+def upload_body(server: Running, token: str, bot: str, body: bytes) -> httpx.Response:
+    with server.client(token) as client:
+        return client.post("/api/uploads", params={"bot": bot}, content=body)
+
+
+def test_refused_uploads_count_against_the_hourly_limit(server: Running) -> None:
+    """Only stored versions counted against ``uploads_per_hour``: an archive refused once
+    unpacked (100 MB written and synced, then a bad entry or command) could be sent again and
+    again, as fast as the server unpacked it, keeping its disk busy for every bot."""
+    token = server.add_author("refused")
+    calm(server, token)
+    refused = tar_gz({"a.py": b"", "b.py": b""})  # no single .py file and no command
+    for _ in range(10):  # uploads_per_hour: 10 (the default)
+        response = upload_body(server, token, "twice", refused)
+        assert response.status_code == 400 and "--command" in response.json()["error"]
+    good = upload_body(server, token, "good", tar_gz({"main.py": RANDOM_BOT.encode()}))
+    assert good.status_code == 429, good.text
+    assert "uploads_per_hour" in good.json()["error"]
+
+
+def test_identical_uploads_at_once_share_one_copy(server: Running) -> None:
+    """Trees are unpacked outside the store lock: two uploads of the same content unpacked
+    at once both rename to the same digest's folder, and the second must not fail."""
+    tokens = [server.add_author(name) for name in ("twin-a", "twin-b")]
+    calm(server, tokens[0])
+    body = zeros_archive(files=8)
+    start = threading.Barrier(4, timeout=60)
+
+    def send(index: int) -> httpx.Response:
+        start.wait()
+        return upload_body(server, tokens[index % 2], "twin", body)
+
+    with ThreadPoolExecutor(4) as pool:
+        responses = list(pool.map(send, range(4)))
+    assert [r.status_code for r in responses] == [201] * 4, [r.text for r in responses]
+    assert len({r.json()["digest"] for r in responses}) == 1
+    uploads = server.output / ".uploads"
+    assert not [name for name in os.listdir(uploads) if name.startswith(".tmp-")]

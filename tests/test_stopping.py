@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.plan.config import StopRule
 from ohseven.referee.plan.loader import load_config_text
+from ohseven.referee.plan.schedule import SchedulePlan
 from ohseven.referee.plan.stopping import Plan, plan_of, verdicts
 from ohseven.referee.records import GameRecord
 
@@ -188,7 +189,7 @@ class TestPlan:
 
     def test_the_plan_counts_a_repeat_and_a_candidate_in_it(self, tmp_path: Path) -> None:
         """Per repeat: every candidate meets 3 field bots at 2 and 3 pairs at 3 (18 games)."""
-        found = plan_of(self.config(tmp_path))
+        found = plan_of(SchedulePlan.of(self.config(tmp_path)))
         assert found is not None and found.candidates == ("a", "z") and found.waves == 4
         assert (found.candidate_matches, found.candidate_games) == (6, 3 * 2 + 3 * 3)
         assert found.wave_games == 2 * found.candidate_games
@@ -196,7 +197,9 @@ class TestPlan:
 
     def test_the_plan_survives_the_store(self, tmp_path: Path) -> None:
         """What the referee stores for publish reads back equal; anything else reads None."""
-        found = plan_of(self.config(tmp_path, "{margin: 3, confidence: 0.99, min_games: 8}"))
+        found = plan_of(
+            SchedulePlan.of(self.config(tmp_path, "{margin: 3, confidence: 0.99, min_games: 8}"))
+        )
         assert Plan.from_json(found.to_json()) == found
         for text in (None, "", "[]", "{}", '{"rule": 3}', "not json"):
             assert Plan.from_json(text) is None, text
@@ -207,4 +210,4 @@ class TestPlan:
         import attrs
 
         bare = attrs.evolve(config, schedule=attrs.evolve(config.schedule, stop=None))
-        assert plan_of(bare) is None
+        assert plan_of(SchedulePlan.of(bare)) is None

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import errno
+import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from ohseven.core.rules import competition_ranks
 from ohseven.referee.files import DB_NAME
 from ohseven.referee.records import Fault, FaultStatus, GameRecord
-from ohseven.referee.results import store as store_module
 from ohseven.referee.results.store import (
     Aggregates,
     DamagedStoreError,
@@ -22,6 +24,40 @@ from ohseven.referee.results.store import (
 )
 
 MATCHES = [(0, "m00000", ("a", "b"), 0, 2), (1, "m00001", ("a", "c"), 2, 2)]
+#: a private user and mount namespace, where the test may mount a small filesystem
+UNSHARE = ["unshare", "--user", "--map-root-user", "--mount"]
+#: run on a fresh tmpfs (argv[2]): copy the database of argv[1] onto it, open it once with space
+#: left, fill the disk, open it again, free the space, open it a third time; print what was seen
+FULL_DISK_SCRIPT = """
+import json, os, shutil, sys
+from ohseven.referee.files import DB_NAME
+from ohseven.referee.results.store import Store
+
+source, disk = sys.argv[1:3]
+shutil.copy(os.path.join(source, DB_NAME), disk)
+seen = {"before": sorted(os.listdir(disk))}
+with Store.open(disk, create=False) as opened:
+    seen["opened_with_space"] = opened.digest == "abc"
+fd = os.open(os.path.join(disk, "filler"), os.O_WRONLY | os.O_CREAT)
+try:
+    while True:
+        os.write(fd, bytes(1 << 16))
+except OSError as error:
+    seen["filled"] = error.errno
+os.close(fd)
+stat = os.statvfs(disk)
+seen["free"] = stat.f_bavail * stat.f_frsize
+try:
+    Store.open(disk, create=False).close()
+except Exception as error:
+    cause = error.__context__
+    seen.update(error=type(error).__name__, errno=getattr(error, "errno", None))
+    seen.update(text=str(cause), cause=getattr(cause, "sqlite_errorname", ""))
+os.remove(os.path.join(disk, "filler"))
+with Store.open(disk) as opened:
+    seen["after"] = {"games": len(opened.games()), "digest": opened.digest}
+print(json.dumps(seen))
+"""
 
 
 def game(match: str, index: int, seats, totals, faults=(), stats=None) -> GameRecord:
@@ -233,14 +269,39 @@ class TestDatabaseErrors:
         found.sqlite_errorname = name  # as SQLite sets it
         return found
 
+    @pytest.mark.slow
     def test_a_shm_file_that_cannot_be_made_on_a_full_disk_is_a_full_disk(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, store: Store, tmp_path: Path
     ) -> None:
-        """SQLite cannot create its -shm file (an I/O error, not "full"): with no space left,
-        it is the full disk, to free and resume; not damage."""
-        monkeypatch.setattr(store_module, "_free_bytes", lambda path: 4096)
-        problem = database_error(tmp_path / DB_NAME, self.error("disk I/O error", "SQLITE_IOERR"))
-        assert isinstance(problem, OSError) and problem.errno == errno.ENOSPC
+        """A real full disk: a 32 MB tmpfs (mounted in a private mount namespace) holds a closed
+        tournament database, then a file fills it. Opening the database needs a new ``-shm``
+        file, which SQLite cannot grow: it says "disk I/O error" (SQLITE_IOERR_SHMSIZE), not
+        "full". The store reports the full disk (ENOSPC: free space and resume), not damage;
+        once the filler is removed the same database opens with its games intact."""
+        store.start_match(0)
+        store.add_game(0, 0, game("m00000", 0, "ab", (1, 2)))
+        store.add_game(1, 0, game("m00000", 1, "ba", (3, 4)))
+        store.close()  # the last connection: SQLite removes the -wal and -shm files
+        disk = tmp_path / "disk"
+        disk.mkdir()
+        if subprocess.run(UNSHARE + ["true"], capture_output=True).returncode != 0:
+            pytest.skip("no private mount namespace here (unshare --user --mount refused)")
+        proc = subprocess.run(
+            UNSHARE
+            + ["sh", "-euc", 'mount -t tmpfs -o size=32m tmpfs "$1"; exec "$2" -c "$3" "$4" "$1"']
+            + ["sh", str(disk), sys.executable, FULL_DISK_SCRIPT, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        seen = json.loads(proc.stdout)
+        assert seen["opened_with_space"] and seen["filled"] == errno.ENOSPC, seen
+        assert not any(name.endswith("-shm") for name in seen["before"]), seen
+        assert seen["free"] < 64 << 10, seen
+        assert seen["cause"].startswith("SQLITE_IOERR") and "full" not in seen["text"], seen
+        assert seen["error"] == "OSError" and seen["errno"] == errno.ENOSPC, seen
+        assert seen["after"] == {"games": 2, "digest": "abc"}, seen
 
     def test_an_io_error_with_space_left_is_not_damage(self, tmp_path: Path) -> None:
         problem = database_error(

@@ -7,7 +7,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -18,30 +17,21 @@ from pathlib import Path
 import pytest
 from conftest import FIXED_BOT_SOURCE
 from ohseven.referee.plan.loader import example_bots_dir, load_config
-from ohseven.referee.plan.schedule import build_schedule, draw_wave
+from ohseven.referee.plan.schedule import SchedulePlan, build_schedule, draw_wave
 from ohseven.referee.results.board import LEADERBOARD_NAME
 from ohseven.referee.results.ratings import order_free, rate_games
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.run import run_tournament, tournament_secret
+from tourney_files import (
+    LEAGUE_BOTS,
+    board,
+    league_games,
+    stored_games,
+    write_league,
+    write_tournament,
+)
 
 pytestmark = pytest.mark.slow  # real processes: not in the quick loop (-m 'not slow')
-
-CONFIG = """
-name: fixed
-game: oh-seven
-table_size: {size}
-bots:
-  - {{name: low, file: low.py}}
-  - {{name: high, file: high.py}}
-  - {{name: hash, file: hash.py}}
-  - {{name: hash2, file: hash.py}}
-schedule: {{type: round-robin, games_per_table: {games}}}
-time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
-sandbox: {{mode: unsandboxed}}
-seed: 3
-replays: false
-output: {output}
-"""
 
 
 def holding_bot_source(hold: Path) -> str:
@@ -67,15 +57,6 @@ def tmp_path():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def write_tournament(folder: Path, *, size: int = 3, games: int = 1, output: str = "out") -> Path:
-    folder.chmod(0o755)
-    for style in ("low", "high", "hash"):
-        (folder / f"{style}.py").write_text(FIXED_BOT_SOURCE.format(style=style))
-    path = folder / "t.yaml"
-    path.write_text(CONFIG.format(size=size, games=games, output=output))
-    return path
-
-
 def referee(*args: str, cwd: Path | None = None, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "ohseven.referee.cli", "tourney", *args],
@@ -91,28 +72,6 @@ def referee(*args: str, cwd: Path | None = None, **kwargs) -> subprocess.Popen:
 def finish(process: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
     out, err = process.communicate(timeout=timeout)
     return process.returncode, out, err
-
-
-def stored_games(folder: Path) -> int:
-    """Games in a tournament's database, read-only (the referee may be writing it)."""
-    path = folder / "tournament.sqlite"
-    if not path.exists():
-        return 0
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        return db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    except sqlite3.OperationalError:  # created but no table yet
-        return 0
-    finally:
-        db.close()
-
-
-def board(folder: Path) -> dict:
-    """The leaderboard of a finished tournament, checking that no bot faulted."""
-    document = json.loads((folder / LEADERBOARD_NAME).read_text())
-    faults = {bot["name"]: bot["faults"] for bot in document["bots"] if bot["faults"]}
-    assert not faults, faults
-    return document
 
 
 class TestWorkers:
@@ -315,7 +274,7 @@ class TestCommandLine:
         config = write_tournament(tmp_path, size=2, games=4)
         code, out, err = finish(referee(str(config), "--check"))
         assert code == 0, err
-        matches = len(build_schedule(load_config(config), b"any secret"))
+        matches = len(build_schedule(SchedulePlan.of(load_config(config)), b"any secret"))
         assert f"{matches} matches, {matches * 8} games" in out
         assert not (tmp_path / "out").exists()
 
@@ -507,43 +466,6 @@ class TestOutputFaults:
             subprocess.run(["umount", "-l", str(small)], check=False)
 
 
-LEAGUE_CONFIG = """
-name: league
-game: oh-seven
-table_size: [2, 3]
-bots:
-{bots}
-schedule: {{type: league, games: {games}, games_per_table: 1}}
-time_control: {{move_seconds: 5, bank_seconds: 20, start_seconds: 20}}
-sandbox: {{mode: unsandboxed}}
-seed: 8
-output: out
-"""
-LEAGUE_BOTS = {"low": "low", "high": "high", "hash": "hash", "hash2": "hash", "hash3": "hash"}
-
-
-def write_league(folder: Path, *, games: int = 30, bots: dict[str, str] | None = None) -> Path:
-    """A league of the fixed bots (name -> style) in ``folder``: its configuration file."""
-    folder.chmod(0o755)
-    for style in ("low", "high", "hash"):
-        (folder / f"{style}.py").write_text(FIXED_BOT_SOURCE.format(style=style))
-    listed = "\n".join(
-        f"  - {{name: {name}, file: {style}.py}}" for name, style in (bots or LEAGUE_BOTS).items()
-    )
-    path = folder / "t.yaml"
-    path.write_text(LEAGUE_CONFIG.format(bots=listed, games=games))
-    return path
-
-
-def league_games(folder: Path) -> list[tuple]:
-    """Every stored game of a league: (canonical index, match id, seats, seed, totals)."""
-    with Store.open(folder, create=False) as store:
-        return [
-            (g.canonical_index, g.record.match_id, g.record.seats, g.record.seed, g.record.totals)
-            for g in store.games()
-        ]
-
-
 class TestLeague:
     """A league: a budget of games in waves drawn from the ratings, deterministic whatever the
     workers and interruptions; bots join and leave between runs."""
@@ -693,10 +615,16 @@ class TestLeague:
             free = order_free(before, config.bot_names, game=config.game)
             tables = [row["bots"] for row in rows[first : first + count]]
             names = json.loads(bots)
-            assert draw_wave(config, secret, wave, names, free, played, budget) == tables, wave
+            assert (
+                draw_wave(SchedulePlan.of(config), secret, wave, names, free, played, budget)
+                == tables
+            ), wave
             sequential = rate_games(config.game, config.bot_names, before).ratings
             ratings = {name: (r.mu, r.sigma) for name, r in sequential.items()}
-            differs += draw_wave(config, secret, wave, names, ratings, played, budget) != tables
+            differs += (
+                draw_wave(SchedulePlan.of(config), secret, wave, names, ratings, played, budget)
+                != tables
+            )
         assert differs  # the two estimates do draw other waves here: the check can fail
 
     def test_check_counts_without_building(self, tmp_path: Path) -> None:

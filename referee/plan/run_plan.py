@@ -2,10 +2,11 @@
 
 :class:`RunPlan` is built by :meth:`RunPlan.resolve` from the configuration (with its bots
 staged), the tournament's secret and the command line's overrides, and handed down to the run
-loop (``tournament.run``): the sandbox settings, the staged bots, the secret, the schedule's
-size, the time control, the output paths and the pool's shape are read from it, not from the
-YAML's shape. :func:`sandbox_config` is the one place the sandbox section becomes
-``sandbox.SandboxConfig``.
+loop (``tournament.run``) and below it (the feeds, ``results.board.Leaderboard``): the sandbox
+settings, the staged bots, the secret, the schedule (``schedule.SchedulePlan``) and its size,
+the stopping rule, the ratings' settings, what the leaderboard publishes, the output paths and
+the pool's shape are read from it, not from the YAML's shape. :func:`sandbox_config` is the one
+place the sandbox section becomes ``sandbox.SandboxConfig``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-from ohseven.referee.plan.config import TourneyConfig
-from ohseven.referee.plan.schedule import schedule_size
+from ohseven.referee.plan import stopping
+from ohseven.referee.plan.config import RatingsConfig, TourneyConfig
+from ohseven.referee.plan.schedule import SchedulePlan
 from ohseven.referee.records import BotSpec, TimeControl
 from ohseven.referee.sandbox.settings import Limits, SandboxConfig
 
@@ -50,9 +52,8 @@ class RunPlan:
     cluster_bots: str
     #: the bots' sandbox
     sandbox: SandboxConfig
-    time_control: TimeControl
-    #: the bots as staged (private copies under the output folder)
-    bots: tuple[BotSpec, ...]
+    #: what the matches are drawn from: the schedule, the rules, the clock, the staged bots
+    schedule: SchedulePlan
     #: the secret every deal and seating is drawn from
     secret: bytes
     #: the matches and games of the whole schedule (a league's: so far)
@@ -60,6 +61,33 @@ class RunPlan:
     games_total: int
     #: where the raw replays go (private: they name their seeds), or None for none
     replay_dir: Path | None
+    #: a gauntlet's stopping rule over its schedule (``stopping.Plan``), or None
+    stopping: stopping.Plan | None = None
+    #: how the games are rated (``ratings``)
+    ratings: RatingsConfig = RatingsConfig()
+    #: what the leaderboard publishes: the organiser's seed (or None) and whether the seeds
+    #: are revealed once complete, the configuration as read and its digest
+    seed: int | None = None
+    reveal_seeds: bool = False
+    document: dict = attrs.field(factory=dict, eq=False)
+    digest: str = ""
+
+    @property
+    def time_control(self) -> TimeControl:
+        return self.schedule.time_control
+
+    @property
+    def bots(self) -> tuple[BotSpec, ...]:
+        """The bots as staged (private copies under the output folder)."""
+        return self.schedule.bots
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return self.schedule.bot_names
+
+    @property
+    def game(self) -> str:
+        return self.schedule.rules.game
 
     @classmethod
     def resolve(
@@ -74,19 +102,25 @@ class RunPlan:
         """The plan of ``config`` (its bots already staged) and ``secret``; ``workers``,
         ``cluster`` and ``sandbox`` override the configuration's (the command line's)."""
         output = Path(config.output)
-        matches_total, games_total = schedule_size(config)
+        schedule = SchedulePlan.of(config)
+        matches_total, games_total = schedule.size()
         return cls(
             name=config.name,
             output=output,
             workers=max(1, workers or config.workers),
-            league=config.schedule.type == "league",
+            league=schedule.kind == "league",
             cluster=cluster or config.cluster,
             cluster_bots=config.cluster_bots,
             sandbox=sandbox if sandbox is not None else sandbox_config(config),
-            time_control=config.time_control,
-            bots=tuple(bot.spec for bot in config.bots),
+            schedule=schedule,
             secret=secret,
             matches_total=matches_total,
             games_total=games_total,
             replay_dir=output / "replays" if config.replays else None,
+            stopping=stopping.plan_of(schedule),
+            ratings=config.ratings,
+            seed=config.seed,
+            reveal_seeds=config.reveal_seeds,
+            document=config.document,
+            digest=config.digest,
         )

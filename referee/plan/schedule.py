@@ -17,6 +17,11 @@ deal is ``derive_seed(secret, ...)`` of the table's names. Round-robin: every co
 
 Every match and every game has a canonical index: its place in the schedule. Ratings are applied
 in that order, whatever order the games finish in.
+
+The functions read a :class:`SchedulePlan`, what the configuration says of the schedule read
+once (:meth:`SchedulePlan.of`, part of the run's ``run_plan.RunPlan``), never the configuration;
+:func:`schedule_size` sizes a configuration for those that hold one (the command line's check,
+the server's final round).
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ import random
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 
 import attrs
-from ohseven.referee.plan.config import DEAL_MODES, TourneyConfig
-from ohseven.referee.records import BotSpec, MatchSpec
+from ohseven.core.rules import Rules
+from ohseven.referee.plan.config import DEAL_MODES, StopRule, TourneyConfig
+from ohseven.referee.records import BotSpec, MatchSpec, TimeControl
 from ohseven.referee.secret import derive_seed
 
 __all__ = [
+    "SchedulePlan",
     "ScheduledMatch",
     "build_schedule",
     "iter_schedule",
@@ -62,9 +69,83 @@ class ScheduledMatch:
         return tuple(bot.name for bot in self.spec.bots)
 
 
-def authors(config: TourneyConfig) -> dict[str, str]:
+@attrs.frozen
+class SchedulePlan:
+    """What the schedule is drawn from, read once from the configuration (:meth:`of`): the
+    ``schedule`` section, the table sizes, the rules and clock of every match, and the bots
+    (as staged) with their authors. A league's bots change between waves: its roster gives
+    the next wave's plan."""
+
+    #: ``round-robin``, ``gauntlet`` or ``league``
+    kind: str
+    rules: Rules
+    time_control: TimeControl
+    table_sizes: tuple[int, ...]
+    games_per_table: int = 1
+    repeats: int = 1
+    #: ``independent`` or ``duplicate`` (``DEAL_MODES``)
+    deals: str = "independent"
+    #: a gauntlet's candidates
+    candidates: tuple[str, ...] = ()
+    #: a league's budget of games (0 for the other kinds)
+    games: int = 0
+    #: a gauntlet's stopping rule, or None
+    stop: StopRule | None = None
+    bots: tuple[BotSpec, ...] = ()
+    #: (bot name, author) of the bots that name their author
+    authors: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, config: TourneyConfig) -> SchedulePlan:
+        """The plan of ``config``'s schedule, with its bots as they are (staged or not)."""
+        sched = config.schedule
+        return cls(
+            kind=sched.type,
+            rules=config.rules,
+            time_control=config.time_control,
+            table_sizes=config.table_sizes,
+            games_per_table=sched.games_per_table,
+            repeats=sched.repeats,
+            deals=sched.deals,
+            candidates=sched.candidates,
+            games=sched.games,
+            stop=sched.stop,
+            bots=tuple(bot.spec for bot in config.bots),
+            authors=tuple((bot.name, bot.author) for bot in config.bots if bot.author is not None),
+        )
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return tuple(bot.name for bot in self.bots)
+
+    def size(self) -> tuple[int, int]:
+        """(matches, games) of the tournament, counted without building it (deals do not
+        change its size). A league's games are its budget and its matches are drawn as it
+        goes: (0, games)."""
+        if self.kind == "league":
+            return 0, self.games
+        by = authors(self)
+        if len(set(by.values())) < len(by):  # some tables are left out: counted one by one
+            tables_of = {size: sum(1 for _ in _tables(self, size)) for size in self.table_sizes}
+            matches = sum(tables_of.values())
+            games = sum(count * size * self.games_per_table for size, count in tables_of.items())
+            return matches * self.repeats, games * self.repeats
+        names = len(self.bots)
+        candidates = len(set(self.candidates))
+        matches = games = 0
+        for size in self.table_sizes:
+            if self.kind == "gauntlet":
+                tables = candidates * math.comb(names - candidates, size - 1)
+            else:
+                tables = math.comb(names, size)
+            matches += tables
+            games += tables * size * self.games_per_table
+        return matches * self.repeats, games * self.repeats
+
+
+def authors(schedule: SchedulePlan) -> dict[str, str]:
     """Bot name -> its author, for the bots that name one."""
-    return {bot.name: bot.author for bot in config.bots if bot.author is not None}
+    return dict(schedule.authors)
 
 
 def _apart(table: Sequence[str], by: Mapping[str, str]) -> bool:
@@ -73,13 +154,13 @@ def _apart(table: Sequence[str], by: Mapping[str, str]) -> bool:
     return len(written) == len(set(written))
 
 
-def _tables(config: TourneyConfig, size: int) -> Iterator[tuple[str, ...]]:
+def _tables(schedule: SchedulePlan, size: int) -> Iterator[tuple[str, ...]]:
     """The tables of ``size`` bots, each as its bots' names in sorted order; never two bots of
     one author at a table."""
-    names = sorted(config.bot_names)
-    by = authors(config)
-    if config.schedule.type == "gauntlet":
-        candidates = sorted(config.schedule.candidates)
+    names = sorted(schedule.bot_names)
+    by = authors(schedule)
+    if schedule.kind == "gauntlet":
+        candidates = sorted(schedule.candidates)
         field = [name for name in names if name not in candidates]
         found: Iterator[tuple[str, ...]] = (
             tuple(sorted((candidate, *others)))
@@ -112,26 +193,26 @@ def _games(
 
 
 def _positions(
-    config: TourneyConfig, repeats: Iterable[int] | None = None
+    schedule: SchedulePlan, repeats: Iterable[int] | None = None
 ) -> Iterator[tuple[int, int, int, tuple[str, ...]]]:
     """(match index, first game, repeat, table) of every match in canonical order, cheaply (no
     deal is derived): what a resumed run skips through. ``repeats``: only those (ascending)."""
-    per_table = config.schedule.games_per_table
-    matches, total = schedule_size(config)
-    every = range(config.schedule.repeats)
+    per_table = schedule.games_per_table
+    matches, total = schedule.size()
+    every = range(schedule.repeats)
     for repeat in every if repeats is None else repeats:
-        index = repeat * (matches // config.schedule.repeats)
-        first_game = repeat * (total // config.schedule.repeats)
-        for size in config.table_sizes:
+        index = repeat * (matches // schedule.repeats)
+        first_game = repeat * (total // schedule.repeats)
+        for size in schedule.table_sizes:
             games = size * per_table
-            for table in _tables(config, size):
+            for table in _tables(schedule, size):
                 yield index, first_game, repeat, table
                 index += 1
                 first_game += games
 
 
 def _match(
-    config: TourneyConfig,
+    schedule: SchedulePlan,
     by_name: Mapping[str, BotSpec],
     secret: bytes,
     index: int,
@@ -140,22 +221,22 @@ def _match(
     table: Sequence[str],
 ) -> ScheduledMatch:
     size = len(table)
-    per_table = config.schedule.games_per_table
-    seatings, seeds = _games(secret, config.schedule.deals, key, size, per_table)
+    per_table = schedule.games_per_table
+    seatings, seeds = _games(secret, schedule.deals, key, size, per_table)
     spec = MatchSpec(
         match_id=f"m{index:05d}",
-        rules=config.rules,
+        rules=schedule.rules,
         bots=tuple(by_name[name] for name in table),
         seatings=seatings,
         seeds=seeds,
-        time_control=config.time_control,
+        time_control=schedule.time_control,
         fallback_seed=derive_seed(secret, "fallback", key),
     )
     return ScheduledMatch(index, first_game, spec)
 
 
 def iter_schedule(
-    config: TourneyConfig,
+    schedule: SchedulePlan,
     secret: bytes,
     skip: Container[int] = frozenset(),
     *,
@@ -166,52 +247,32 @@ def iter_schedule(
     one at a time, leaving out the indices in ``skip``; deals derived from ``secret``.
     ``repeats``: only those repeats (ascending); ``leave_out``: not the tables of these bots (a
     gauntlet's stopped candidates). Indices stay those of the whole schedule."""
-    if config.schedule.type == "league":
+    if schedule.kind == "league":
         raise ValueError("a league is drawn wave by wave: see draw_wave")
-    by_name = {bot.name: bot.spec for bot in config.bots}
-    for index, first_game, repeat, table in _positions(config, repeats):
+    by_name = {bot.name: bot for bot in schedule.bots}
+    for index, first_game, repeat, table in _positions(schedule, repeats):
         if index in skip or any(name in leave_out for name in table):
             continue
         key = json.dumps([repeat, list(table)], separators=(",", ":"))
-        yield _match(config, by_name, secret, index, first_game, key, table)
+        yield _match(schedule, by_name, secret, index, first_game, key, table)
 
 
-def build_schedule(config: TourneyConfig, secret: bytes) -> tuple[ScheduledMatch, ...]:
+def build_schedule(schedule: SchedulePlan, secret: bytes) -> tuple[ScheduledMatch, ...]:
     """Every match of a round-robin or gauntlet, in canonical order (see :func:`iter_schedule`;
     this holds them all in memory: for small schedules and tests)."""
-    return tuple(iter_schedule(config, secret))
+    return tuple(iter_schedule(schedule, secret))
 
 
 def schedule_size(config: TourneyConfig) -> tuple[int, int]:
-    """(matches, games) of the tournament, counted without building it (deals do not change
-    its size). A league's games are its budget and its matches are drawn as it goes: (0, games)."""
-    sched = config.schedule
-    if sched.type == "league":
-        return 0, sched.games
-    by = authors(config)
-    if len(set(by.values())) < len(by):  # some tables are left out: counted one by one
-        tables_of = {size: sum(1 for _ in _tables(config, size)) for size in config.table_sizes}
-        matches = sum(tables_of.values())
-        games = sum(count * size * sched.games_per_table for size, count in tables_of.items())
-        return matches * sched.repeats, games * sched.repeats
-    names = len(config.bots)
-    candidates = len(set(sched.candidates))
-    matches = games = 0
-    for size in config.table_sizes:
-        if sched.type == "gauntlet":
-            tables = candidates * math.comb(names - candidates, size - 1)
-        else:
-            tables = math.comb(names, size)
-        matches += tables
-        games += tables * size * sched.games_per_table
-    return matches * sched.repeats, games * sched.repeats
+    """(matches, games) of the configuration's tournament (:meth:`SchedulePlan.size`)."""
+    return SchedulePlan.of(config).size()
 
 
 # --------------------------------------------------------------------------- leagues
 
 
 def league_match(
-    config: TourneyConfig,
+    schedule: SchedulePlan,
     secret: bytes,
     index: int,
     first_game: int,
@@ -222,8 +283,8 @@ def league_match(
     """Match ``index`` of a league: table ``table_no`` of wave ``wave`` (its bots' names in
     sorted order); its deals derived from the secret, the wave and the table."""
     key = json.dumps(["league", wave, table_no, list(table)], separators=(",", ":"))
-    by_name = {bot.name: bot.spec for bot in config.bots}
-    return _match(config, by_name, secret, index, first_game, key, table)
+    by_name = {bot.name: bot for bot in schedule.bots}
+    return _match(schedule, by_name, secret, index, first_game, key, table)
 
 
 def _sizes(rng: random.Random, sizes: Sequence[int], players: int) -> list[int]:
@@ -242,7 +303,7 @@ def _sizes(rng: random.Random, sizes: Sequence[int], players: int) -> list[int]:
 
 
 def draw_wave(
-    config: TourneyConfig,
+    schedule: SchedulePlan,
     secret: bytes,
     wave: int,
     active: Sequence[str],
@@ -265,26 +326,26 @@ def draw_wave(
     matter, not their order in ``active``.
     """
     names = sorted(set(active))
-    by = authors(config)
+    by = authors(schedule)
     rng = random.Random(derive_seed(secret, "wave", wave))
-    per_table = config.schedule.games_per_table
-    if len(names) < min(config.table_sizes):
+    per_table = schedule.games_per_table
+    if len(names) < min(schedule.table_sizes):
         return []
     tiebreak = {name: rng.random() for name in names}
     order = sorted(names, key=lambda n: (played.get(n, 0), -ratings[n][1], tiebreak[n]))
     sizes: list[int] = []
-    for size in sorted(_sizes(rng, config.table_sizes, len(names)), reverse=True):
+    for size in sorted(_sizes(rng, schedule.table_sizes, len(names)), reverse=True):
         if size * per_table <= budget:
             sizes.append(size)
             budget -= size * per_table
     low = min(ratings[name][0] for name in names)
     high = max(ratings[name][0] for name in names)
     tables: list[tuple[str, ...]] = []
-    seated = 0
+    waiting = list(order)
     for size in sorted(set(sizes), reverse=True):
         count = sizes.count(size)
-        group = order[seated : seated + count * size]
-        seated += count * size
+        group = _group(waiting, count * size, count, by)
+        waiting = [name for name in waiting if name not in group]
         drawn = {}
         for name in group:
             mu, sigma = ratings[name]
@@ -298,7 +359,7 @@ def draw_wave(
 
 
 def newcomer_tables(
-    config: TourneyConfig,
+    schedule: SchedulePlan,
     secret: bytes,
     wave: int,
     newcomers: Sequence[str],
@@ -313,10 +374,10 @@ def newcomer_tables(
     the next wave. Deterministic: the RNG is seeded from the secret and the wave number, and
     only the names (sorted) matter; ratings and games played are not used (they depend on
     which matches of the running wave have finished, so on the number of workers)."""
-    by = authors(config)
+    by = authors(schedule)
     rng = random.Random(derive_seed(secret, "newcomers", wave))
-    size = min(config.table_sizes)
-    games = size * config.schedule.games_per_table
+    size = min(schedule.table_sizes)
+    games = size * schedule.games_per_table
     pool = sorted(set(field) - set(newcomers))
     tables: list[tuple[str, ...]] = []
     for name in sorted(set(newcomers)):
@@ -333,6 +394,25 @@ def newcomer_tables(
             tables.append(tuple(sorted(table)))
             budget -= games
     return tables
+
+
+def _group(order: Sequence[str], wanted: int, tables: int, by: Mapping[str, str]) -> list[str]:
+    """The first ``wanted`` bots of ``order`` taking at most ``tables`` bots of one author (a
+    bot past that waits for a later group or wave): ``tables`` tables of distinct authors can
+    then be made of them. The first bots of the order alone could hold two bots of one author
+    for one table, which no seating separates: the wave was empty, and the league complete."""
+    group: list[str] = []
+    taken: dict[str, int] = {}
+    for name in order:
+        if len(group) == wanted:
+            break
+        author = by.get(name)
+        if author is not None and taken.get(author, 0) >= tables:
+            continue
+        group.append(name)
+        if author is not None:
+            taken[author] = taken.get(author, 0) + 1
+    return group
 
 
 def _seat(line: Sequence[str], size: int, by: Mapping[str, str]) -> list[tuple[str, ...]]:

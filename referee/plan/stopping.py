@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
-from ohseven.referee.plan.config import StopRule, TourneyConfig
-from ohseven.referee.plan.schedule import schedule_size
+from ohseven.referee.plan.config import StopRule
+from ohseven.referee.plan.schedule import SchedulePlan
 from ohseven.referee.records import GameRecord
 
 __all__ = ["Plan", "Verdict", "plan_of", "verdicts", "STATUSES", "META_KEY"]
@@ -102,12 +102,11 @@ class Plan:
         }
 
 
-def plan_of(config: TourneyConfig) -> Plan | None:
+def plan_of(sched: SchedulePlan) -> Plan | None:
     """The stopping plan of a gauntlet with ``schedule.stop``; None for any other schedule."""
-    sched = getattr(config, "schedule", None)  # (a stand-in config may have no schedule)
-    if sched is None or sched.type != "gauntlet" or sched.stop is None:
+    if sched.kind != "gauntlet" or sched.stop is None:
         return None
-    matches, games = schedule_size(config)
+    matches, games = sched.size()
     candidates = tuple(sorted(set(sched.candidates)))
     per_wave_matches, per_wave_games = matches // sched.repeats, games // sched.repeats
     return Plan(

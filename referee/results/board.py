@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ohseven.referee.plan import stopping
-from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.run_plan import RunPlan
 from ohseven.referee.records import GameRecord
 from ohseven.referee.results.archive import Tournament
 from ohseven.referee.results.leaderboard import leaderboard
@@ -33,16 +33,14 @@ class Leaderboard:
 
     def __init__(
         self,
-        config: TourneyConfig,
+        plan: RunPlan,
         total_games: int,
         matches_total: int = 0,
-        secret: bytes | None = None,
         names: Sequence[str] = (),
     ) -> None:
-        self.config = config
-        #: every bot rated: the configuration's, then those of past games (a league's leavers)
-        self.names = tuple(dict.fromkeys((*config.bot_names, *names)))
-        self.secret = secret  # published only once complete, and only if ``reveal_seeds``
+        self.plan = plan
+        #: every bot rated: the plan's, then those of past games (a league's leavers)
+        self.names = tuple(dict.fromkeys((*plan.bot_names, *names)))
         self.total_games = total_games
         self.matches_total = matches_total
         self.matches_done = 0
@@ -50,23 +48,22 @@ class Leaderboard:
         self.prefix_end = 0  # canonical index of the first game not in the prefix
         self.games: dict[int, GameRecord] = {}
         #: a gauntlet's stopping rule (``stopping.Plan``), or None
-        self.stopping = stopping.plan_of(config)
+        self.stopping = plan.stopping
         #: a league's bots left out because they could not start: name -> why
         self.refused: dict[str, str] = {}
 
     def _fresh(self) -> Ratings:
         return Ratings(
-            self.config.game,
+            self.plan.game,
             self.names,
-            draw_probability=self.config.ratings.draw_probability,
-            fault_ranks_last=self.config.ratings.fault_ranks_last,
+            draw_probability=self.plan.ratings.draw_probability,
+            fault_ranks_last=self.plan.ratings.fault_ranks_last,
         )
 
-    def join(self, config: TourneyConfig) -> None:
-        """Take ``config`` (a league's next wave's: bots joined) and rate its new bots from the
-        prior (they have no games yet)."""
-        self.config = config
-        new = [name for name in config.bot_names if name not in self.names]
+    def join(self, names: Sequence[str]) -> None:
+        """Rate the bots of ``names`` not rated yet (a league's next wave's: bots joined) from
+        the prior (they have no games yet)."""
+        new = [name for name in names if name not in self.names]
         self.names = (*self.names, *new)
         for name in new:
             self.prefix.ratings[name] = self.prefix.env.create_rating()
@@ -101,27 +98,23 @@ class Leaderboard:
     def document(self) -> dict[str, Any]:
         """The content of ``leaderboard.json`` (``leaderboard.leaderboard``, the schema of
         docs/LEADERBOARD.md), from the games in memory: deterministic, no clock."""
-        config = self.config
-        reveal = (
-            config.reveal_seeds
-            and self.secret is not None
-            and self.total_games > 0
-            and len(self.games) == self.total_games
-        )
+        plan = self.plan
+        # the secret is published only once complete, and only if ``reveal_seeds``
+        reveal = plan.reveal_seeds and self.total_games > 0 and len(self.games) == self.total_games
         tournament = Tournament(
-            name=config.name,
-            game=config.game,
-            seed=config.seed if reveal else None,
-            secret=self.secret.hex() if reveal and self.secret is not None else None,
-            config=config.document,
+            name=plan.name,
+            game=plan.game,
+            seed=plan.seed if reveal else None,
+            secret=plan.secret.hex() if reveal else None,
+            config=plan.document,
             bots=self.names,
             games=tuple(StoredGame(index, -1, self.games[index]) for index in sorted(self.games)),
             matches_done=self.matches_done,
             matches_total=self.matches_total,
             games_total=self.total_games,
-            digest=config.digest,
-            draw_probability=config.ratings.draw_probability,
-            fault_ranks_last=config.ratings.fault_ranks_last,
+            digest=plan.digest,
+            draw_probability=plan.ratings.draw_probability,
+            fault_ranks_last=plan.ratings.fault_ranks_last,
             stopping=self.stopping,
             refused=tuple(sorted(self.refused.items())),
         )

@@ -471,6 +471,10 @@ _MIN_W = 1e-15
 _DAMPING = 0.5
 #: sweeps before the common level is extrapolated
 _WARM_UP = 10
+#: the share taken when the sweeps start from an earlier call's messages (a graph grown by a
+#: few games: near the fixed point, undamped sweeps get there in half the sweeps; damped again
+#: as soon as they stop converging, see :func:`propagate`)
+_WARM_DAMPING = 1.0
 
 
 def _canonical_key(record: GameRecord) -> tuple:
@@ -652,7 +656,8 @@ def propagate(
     ``messages``: the messages of an earlier call on a graph that this one extends (the same
     slots first, more after): the sweeps start from them (new slots from zero), and they are
     replaced by the final ones. The fixed point is the same within ``tolerance``; only the way
-    there is shorter (the live leaderboard, ``results.incremental``).
+    there is shorter (the live leaderboard, ``results.incremental``): undamped
+    (:data:`_WARM_DAMPING`) while each sweep's change stays within twice the least so far.
 
     Messages are in natural parameters (precision, precision * mean). A sweep sends every
     skill's cavity down to its performances, updates the comparisons of every game (the pairs
@@ -686,6 +691,8 @@ def propagate(
     ]
     mu = np.full(bots, np.inf)
     sigma = np.full(bots, np.inf)
+    damping = _WARM_DAMPING if messages else _DAMPING
+    least = np.inf  # the least change of a sweep so far
     for sweep in range(max_sweeps):
         q_pi = pi0 + np.bincount(graph.slot_bot, weights=up_pi, minlength=bots)
         q_tau = tau0 + np.bincount(graph.slot_bot, weights=up_tau, minlength=bots)
@@ -694,6 +701,9 @@ def propagate(
         mu, sigma = new_mu, new_sigma
         if change <= tolerance:
             break
+        if damping != _DAMPING and (change > 2 * least or sweep >= _WARM_UP * 5):
+            damping = _DAMPING  # the undamped sweeps do not settle (yet): damped, as a cold start
+        least = min(least, change)
         cavity_pi = q_pi[graph.slot_bot] - up_pi
         cavity_tau = q_tau[graph.slot_bot] - up_tau
         down_pi = cavity_pi / (1.0 + cavity_pi * beta2)
@@ -740,10 +750,10 @@ def propagate(
             below_tau = below_tau + below_pi * (shift - drift)
         else:
             shift = 0.0
-        up_pi = _DAMPING * new_up_pi + (1.0 - _DAMPING) * up_pi
-        up_tau = _DAMPING * new_up_tau + (1.0 - _DAMPING) * up_tau
+        up_pi = damping * new_up_pi + (1.0 - damping) * up_pi
+        up_tau = damping * new_up_tau + (1.0 - damping) * up_tau
         if shift:
-            up_tau = up_tau + up_pi * (shift - _DAMPING * drift)
+            up_tau = up_tau + up_pi * (shift - damping * drift)
     if messages is not None:
         arrays = (up_pi, up_tau, above_pi, above_tau, below_pi, below_tau)
         messages.update(zip(_MESSAGES, arrays, strict=True))

@@ -20,6 +20,8 @@ import secrets
 import tarfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,10 +61,12 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-__all__ = ["Server", "create_app", "SESSION_COOKIE"]
+__all__ = ["Server", "create_app", "SESSION_COOKIE", "ROW_IDS"]
 
 SESSION_COOKIE = "ohseven_session"
 SESSION_SECONDS = 7 * 24 * 3600
+#: SQLite's row ids are below this: a larger id is no row (not an OverflowError and a 500)
+ROW_IDS = 1 << 63
 SERVER_TEMPLATES = Path(__file__).resolve().parent / "templates"
 _SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -117,10 +121,13 @@ class Server:
         #: failed token and session checks, by client address and by the author a cookie names
         self.address_failures = FailureLimiter(self.settings.auth_failures)
         self.author_failures = FailureLimiter(self.settings.auth_failures_per_author)
+        #: uploads refused once admitted, by author, in the last hour (see :meth:`charged`)
+        self.refused_uploads = FailureLimiter(self.settings.uploads_per_hour, window=3600.0)
         #: (key, leaderboard with states, bots by name and slug, its JSON or None)
         self._board_cache: (
             tuple[Any, dict[str, Any], dict[str, dict[str, Any]], bytes | None] | None
         ) = None
+        live.listeners.append(self.prepare)
 
     # -- who is asking
 
@@ -287,6 +294,11 @@ class Server:
                 self._board_cache = (cached[0], board, found, body)
         return body
 
+    def prepare(self) -> None:
+        """Make the leaderboard's JSON now (the live view calls this in its own thread after
+        each new document), so that no reader on the event loop waits for it."""
+        self.leaderboard_json()
+
     def _board_key(self) -> tuple[int, tuple[int, int]]:
         return self.live.version, self.db.mark()
 
@@ -335,19 +347,50 @@ class Server:
         """Check the author's limits, stream the body to a temporary file under the body limit
         and store it (see ``uploads``): the new version, queued for its check."""
         bot = self.admit(author, bot)
-        declared = request.headers.get("content-length") or ""
-        if declared.isdigit() and int(declared) > self.limits.max_upload_bytes:
+        with self.charged(author):
+            declared = request.headers.get("content-length") or ""
+            if declared.isdigit() and int(declared) > self.limits.max_upload_bytes:
+                raise UploadError(self._too_big(), 413)
+            fd, body_path = _temp_file(self.uploads)
+            try:
+                size = 0
+                with os.fdopen(fd, "wb") as body:
+                    async for chunk in request.stream():
+                        size += len(chunk)
+                        if size > self.limits.max_upload_bytes:
+                            raise UploadError(self._too_big(), 413)
+                        body.write(chunk)
+                return await run_in_threadpool(self._store, author, bot, command, body_path)
+            finally:
+                Path(body_path).unlink(missing_ok=True)
+
+    @contextmanager
+    def charged(self, author: str) -> Iterator[None]:
+        """Count an upload refused once admitted (too large, a bomb, a bad entry or command)
+        against the author's ``uploads_per_hour``: a refusal after the body was read and
+        unpacked costs the server as much as an accepted upload, and is not a stored version
+        (which ``admit`` counts)."""
+        try:
+            yield
+        except UploadError:
+            self.refused_uploads.fail(author)
+            raise
+
+    def store_data(
+        self, author: str, bot: str, command: Any, data: bytes, filename: str
+    ) -> Version:
+        """:meth:`_store` for the upload form's file (``data``, named ``filename``): a single
+        file is packed here (in a thread: packing and writing 20 MB would stall the loop)."""
+        if len(data) > self.limits.max_upload_bytes:
             raise UploadError(self._too_big(), 413)
+        if not filename.endswith((".tar.gz", ".tgz")):  # one file: packed here
+            name = os.path.basename(filename)
+            data = pack_file(name, data, executable=not name.endswith(".py"))
         fd, body_path = _temp_file(self.uploads)
         try:
-            size = 0
             with os.fdopen(fd, "wb") as body:
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > self.limits.max_upload_bytes:
-                        raise UploadError(self._too_big(), 413)
-                    body.write(chunk)
-            return await run_in_threadpool(self._store, author, bot, command, body_path)
+                body.write(data)
+            return self._store(author, bot, command, body_path)
         finally:
             Path(body_path).unlink(missing_ok=True)
 
@@ -376,6 +419,13 @@ class Server:
                 f"{self.settings.uploads_per_hour}",
                 429,
             )
+        wait = self.refused_uploads.retry_after(author)
+        if wait:
+            raise UploadError(
+                f"{self.settings.uploads_per_hour} of your uploads were refused in the last "
+                f"hour (uploads_per_hour counts refused uploads too); try again in {wait} s",
+                429,
+            )
         mine = self.db.versions(author)
         live = {v.bot for v in mine if v.state in ("queued", "checking")}
         live |= {v.bot for v in self.db.active() if v.author == author}
@@ -395,11 +445,13 @@ class Server:
     def _store(self, author: str, bot: str, command: Any, body_path: str) -> Version:
         if command is not None and not isinstance(command, str):
             raise UploadError("command: expected a command line")
+        # unpacked outside the lock (100 MB and 2,000 files synced to disk take seconds, and
+        # every other upload and request for unrated games would wait for them)
+        with open(body_path, "rb") as archive:
+            tree = unpack(archive, self.uploads, self.limits)
+        argv = bot_command(command, tree)
         with self.store_lock:
             self.admit(author, bot)
-            with open(body_path, "rb") as archive:
-                tree = unpack(archive, self.uploads, self.limits)
-            argv = bot_command(command, tree)
             version = self.db.add_version(author, bot, tree.digest, argv, tree.bytes, tree.files)
         self.checks.notify()
         return version
@@ -436,7 +488,8 @@ def _int(value: str | None, default: int, name: str) -> int:
     try:
         return int(value)
     except ValueError:
-        raise HTTPException(400, f"{name}: expected an integer, not {value!r}") from None
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise HTTPException(400, f"{name}: expected an integer, not {shown!r}") from None
 
 
 def create_app(server: Server) -> Starlette:
@@ -545,7 +598,7 @@ def create_app(server: Server) -> Starlette:
 
     def own_version(request: Request, author: str) -> Version:
         version_id = _int(request.path_params["id"], -1, "id")
-        version = server.db.version(version_id)
+        version = server.db.version(version_id) if 0 <= version_id < ROW_IDS else None
         if version is None or not (
             version.author == author or server.db.is_organiser(author)
         ):  # another author's: as if it did not exist
@@ -632,18 +685,10 @@ def create_app(server: Server) -> Starlette:
             bot, command = form.get("bot"), form.get("command") or None
         try:
             bot = server.admit(author, bot)
-            if len(data) > server.limits.max_upload_bytes:
-                raise UploadError(server._too_big(), 413)
-            if not filename.endswith((".tar.gz", ".tgz")):  # one file: packed here
-                name = os.path.basename(filename)
-                data = pack_file(name, data, executable=not name.endswith(".py"))
-            fd, body_path = _temp_file(server.uploads)
-            with os.fdopen(fd, "wb") as body:
-                body.write(data)
-            try:
-                version = await run_in_threadpool(server._store, author, bot, command, body_path)
-            finally:
-                Path(body_path).unlink(missing_ok=True)
+            with server.charged(author):
+                version = await run_in_threadpool(
+                    server.store_data, author, bot, command, data, filename
+                )
         except UploadError as error:
             versions = list(reversed(server.db.versions(author)))
             return server.render(

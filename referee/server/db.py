@@ -451,7 +451,16 @@ class ServerDB:
             ).rowcount
 
     def queued(self) -> list[Version]:
-        rows = self._rows("SELECT * FROM versions WHERE state = 'queued' ORDER BY id")
+        """The versions waiting for their check, in the order they are checked: authors in
+        turn (each one's first waiting version before anyone's second; among those, the
+        author whose last check ended earliest first), then by upload. In upload order, one
+        author's ten slow bots kept every other author waiting for hours."""
+        rows = self._rows(
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY author ORDER BY id) AS turn, "
+            "(SELECT MAX(checked) FROM versions w WHERE w.author = v.author) AS served "
+            "FROM versions v WHERE state = 'queued') "
+            "ORDER BY turn, served IS NOT NULL, served, id"
+        )
         return [_version(row) for row in rows]
 
     def active(self) -> list[Version]:

@@ -5,9 +5,9 @@ finished game with each seat's place and rating change, each bot's games (sorted
 them is a slice), and the leaderboard.
 
 The leaderboard is kept by ``results.incremental.LiveBoard`` from the same games: rebuilt after
-new games at most every :data:`DOCUMENT_GAP` seconds (and never more than two thirds of the
-time), about a second of CPU at 1,000 bots and 100,000 games where the run loop's whole
-``leaderboard.json`` takes seven and is written only now and then. When that file
+new games at most every :data:`DOCUMENT_GAP` seconds (and never more than three quarters of the
+time: :data:`GAP_SHARE`), about a second of CPU at 1,000 bots and 100,000 games where the run
+loop's whole ``leaderboard.json`` takes seven and is written only now and then. When that file
 counts as many games as the live view (and before the first live document), the file is
 served instead: it is the reference (and, once the league is complete, the one that reveals
 the seeds when the configuration says so).
@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,13 +37,17 @@ from ohseven.referee.results.incremental import LiveBoard
 from ohseven.referee.results.ratings import Ratings
 from ohseven.referee.results.store import DB_NAME, Store, StoredGame
 
-__all__ = ["DOCUMENT_GAP", "LiveView"]
+__all__ = ["DOCUMENT_GAP", "GAP_SHARE", "LiveView"]
 
 _TERMINAL = ("done", "withdrawn")
 
-#: the least time between the starts of two live leaderboards (seconds); at most two thirds of
-#: the time is spent on them (a document that took 1.5 s waits 0.75 s before the next)
+#: the least time between the starts of two live leaderboards (seconds)
 DOCUMENT_GAP = 1.0
+#: the pause after a live leaderboard, as a share of its cost (a document that took 1.5 s waits
+#: 0.5 s before the next): the HTTP thread and the run loop get the interpreter the rest of the
+#: time. A match that ends just after a document began is counted by the next one: its lag is
+#: about (2 + GAP_SHARE) documents' cost plus a look (``interval``)
+GAP_SHARE = 1 / 3
 #: more fresh matches than this are read in one query (the first look at a long league)
 _BULK = 64
 #: matches taken in under the lock at a time
@@ -60,7 +64,7 @@ class LiveView:
         *,
         draw_probability: float | None = None,
         fault_ranks_last: bool = True,
-        interval: float = 0.5,
+        interval: float = 0.25,
     ) -> None:
         self.output = Path(output)
         self.game = game
@@ -81,6 +85,7 @@ class LiveView:
         self.matches_known = -1  # matches recorded at the last look (a new wave: more)
         self.names: list[str] = []  # every bot: the configuration's, then those of matches
         self.meta: dict[str, str] = {}
+        self.slugs: dict[str, str] = {}  # slugify's, once a name (100,000 games: 400,000 seats)
         self.live = LiveBoard(
             game, draw_probability=draw_probability, fault_ranks_last=fault_ranks_last
         )
@@ -92,6 +97,9 @@ class LiveView:
         self.version = 0  # counts the changes of what :meth:`leaderboard` returns
         self.updated = 0.0  # time of the last look that found something new
         self.looked = 0.0
+        #: called (in the reader thread) after each new live document: the server makes the
+        #: JSON it serves then, not on its event loop when the first reader asks
+        self.listeners: list[Callable[[], None]] = []
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="live-view", daemon=True)
         self.store: Store | None = None
@@ -252,8 +260,10 @@ class LiveView:
             self.live_board = document
             self.stale = False
             self.version += 1
+        for listener in self.listeners:
+            listener()
         cost = time.monotonic() - started
-        self.next_document = time.monotonic() + max(DOCUMENT_GAP - cost, cost / 2)
+        self.next_document = time.monotonic() + max(DOCUMENT_GAP - cost, cost * GAP_SHARE)
 
     def _add_row(self, stored: StoredGame) -> None:
         record = stored.record
@@ -268,7 +278,7 @@ class LiveView:
             "players": [
                 {
                     "name": name,
-                    "slug": slugify(name),
+                    "slug": self._slug(name),
                     "total": record.totals[seat],
                     "place": record.ranks[seat],
                     "faults": statuses.get(seat, []),
@@ -284,6 +294,12 @@ class LiveView:
         _insert(self.order, stored.canonical_index)
         for name in record.seats:
             _insert(self.by_bot[name], stored.canonical_index)
+
+    def _slug(self, name: str) -> str:
+        slug = self.slugs.get(name)
+        if slug is None:
+            slug = self.slugs[name] = slugify(name)
+        return slug
 
     def _rate(self, stored: StoredGame) -> None:
         ratings = self.ratings

@@ -24,6 +24,7 @@ from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec
 from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import entry
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -173,6 +174,14 @@ class UnratedQueue:
         return {"games": games, "log": outcome.logs.get(request["bot"])}
 
 
+def _count(games: Any) -> Any:
+    """The form's number of games as an int when it is a plain one (else as sent, for
+    :func:`check_request` to refuse): ``int`` of 5,000 digits or of '²' raised a 500."""
+    if isinstance(games, str) and games.isascii() and games.isdigit() and len(games) <= 9:
+        return int(games)
+    return games
+
+
 def unrated_routes(server: Any) -> list[Route]:
     """The API (``/api/unrated``: Bearer token) and pages (``/me/unrated``: session, CSRF) of
     ``server`` (an ``app.Server`` with ``unrated``, an :class:`UnratedQueue`, or None)."""
@@ -182,12 +191,15 @@ def unrated_routes(server: Any) -> list[Route]:
             request_id = int(request.path_params["id"])
         except ValueError:
             raise HTTPException(404, "no such request of yours") from None
-        found = server.db.unrated(request_id)
+        # (an id past SQLite's integers is no row, not an OverflowError)
+        found = server.db.unrated(request_id) if 0 <= request_id < 1 << 63 else []
         if not found or not (found[0]["author"] == author or server.db.is_organiser(author)):
             raise HTTPException(404, "no such request of yours")  # another's: as if none
         return found[0]
 
     def add(author: str, bot: Any, opponents: Any, games: Any) -> dict[str, Any]:
+        # (in a thread: the lock may be held by an upload being stored, which must not stall
+        # the event loop and every other request with it)
         if server.unrated is None:
             raise UnratedError("unrated games are not played by this server", 503)
         with server.store_lock:
@@ -209,7 +221,9 @@ def unrated_routes(server: Any) -> list[Route]:
         if not isinstance(body, dict):
             return JSONResponse({"error": "send JSON: {bot, opponents, games}"}, 400)
         try:
-            made = add(author, body.get("bot"), body.get("opponents"), body.get("games", 1))
+            made = await run_in_threadpool(
+                add, author, body.get("bot"), body.get("opponents"), body.get("games", 1)
+            )
         except UnratedError as error:
             return JSONResponse({"error": str(error)}, error.status)
         return JSONResponse(made, 201)
@@ -254,11 +268,12 @@ def unrated_routes(server: Any) -> list[Route]:
         server.check_csrf(request, form.get("csrf"))
         games = form.get("games")
         try:
-            made = add(
+            made = await run_in_threadpool(
+                add,
                 author,
                 form.get("bot"),
                 [str(o) for o in form.getlist("opponent") if str(o)],
-                int(games) if isinstance(games, str) and games.isdigit() else games,
+                _count(games),
             )
         except UnratedError as error:
             return page(request, author, error.status, str(error))

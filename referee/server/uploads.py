@@ -11,6 +11,7 @@ behind, and an identical upload reuses the same folder.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
 import posixpath
@@ -166,10 +167,17 @@ def unpack(archive: IO[bytes], root: Path, limits: UploadLimits) -> StoredTree:
         _sync_tree(temp)
         digest = tree_digest(Plan("upload", str(top)))
         final = root / digest
-        if final.exists():  # the same content uploaded before: one copy
+        try:
+            if final.exists():  # the same content uploaded before: one copy
+                raise FileExistsError(final)
+            os.rename(temp, final)
+        except OSError as error:
+            # (the same content unpacked at the same time by another upload, which renamed
+            # its copy first: rename(2) onto a folder that is not empty fails)
+            if not final.is_dir() or error.errno not in (errno.EEXIST, errno.ENOTEMPTY, None):
+                raise
             shutil.rmtree(temp)
         else:
-            os.rename(temp, final)
             fd = os.open(root, os.O_RDONLY)
             try:
                 os.fsync(fd)

@@ -1,6 +1,7 @@
 """Where a tournament's matches come from, in canonical order, as the pool has room: a schedule
 iterated (round-robin, gauntlet), a gauntlet repeat by repeat under its stopping rule, a league
-wave by wave (drawn from :func:`matchmaking_ratings`)."""
+wave by wave (drawn from :func:`matchmaking_ratings`). Each reads the run's plan
+(``run_plan.RunPlan``: its schedule and secret), not the configuration."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from ohseven.referee.plan.config import TourneyConfig
+from ohseven.referee.plan.run_plan import RunPlan
 from ohseven.referee.plan.schedule import (
     ScheduledMatch,
+    SchedulePlan,
     draw_wave,
     iter_schedule,
     league_match,
@@ -39,9 +41,9 @@ class Feed:
 class ScheduleFeed(Feed):
     """A round-robin or gauntlet, iterated: the matches not done, never all in memory."""
 
-    def __init__(self, config: TourneyConfig, secret: bytes, store: Store) -> None:
+    def __init__(self, plan: RunPlan, store: Store) -> None:
         self.iterator: Iterator[ScheduledMatch] = iter_schedule(
-            config, secret, store.done_matches()
+            plan.schedule, plan.secret, store.done_matches()
         )
 
     def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
@@ -55,22 +57,21 @@ class StoppingFeed(Feed):
     starts once every match of the earlier repeats is done, without the candidates that the
     games of those repeats decided. The same games whatever the workers and interruptions."""
 
-    def __init__(
-        self, config: TourneyConfig, secret: bytes, store: Store, board: Leaderboard
-    ) -> None:
-        self.config, self.secret, self.store, self.board = config, secret, store, board
+    def __init__(self, plan: RunPlan, store: Store, board: Leaderboard) -> None:
+        self.schedule, self.secret = plan.schedule, plan.secret
+        self.store, self.board = store, board
         assert board.stopping is not None, "a stopping feed needs the gauntlet's stopping rule"
-        self.plan = board.stopping
+        self.stopping = board.stopping
         self.skip = store.done_matches()
         self.wave = 0
         self.iterator: Iterator[ScheduledMatch] = iter_schedule(
-            config, secret, self.skip, repeats=(0,)
+            self.schedule, self.secret, self.skip, repeats=(0,)
         )
 
     def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
         matches = list(itertools.islice(self.iterator, room))
         while not matches and idle and not self.done:
-            if self.wave + 1 >= self.plan.waves or self.store.failures():
+            if self.wave + 1 >= self.stopping.waves or self.store.failures():
                 self.done = True  # (a failed match holds the next repeat back until a rerun)
                 break
             self.wave += 1
@@ -79,17 +80,17 @@ class StoppingFeed(Feed):
             }
             self.totals()
             self.iterator = iter_schedule(
-                self.config, self.secret, self.skip, repeats=(self.wave,), leave_out=decided
+                self.schedule, self.secret, self.skip, repeats=(self.wave,), leave_out=decided
             )
             matches = list(itertools.islice(self.iterator, room))
         return matches
 
     def totals(self) -> None:
         """The games and matches the gauntlet will hold, given the candidates decided so far."""
-        board, plan = self.board, self.plan
-        waves = [verdict.waves_played(plan) for verdict in board.verdicts().values()]
-        board.total_games = plan.candidate_games * sum(waves)
-        board.matches_total = plan.candidate_matches * sum(waves)
+        board, rule = self.board, self.stopping
+        waves = [verdict.waves_played(rule) for verdict in board.verdicts().values()]
+        board.total_games = rule.candidate_games * sum(waves)
+        board.matches_total = rule.candidate_matches * sum(waves)
         self.store.set_meta(
             {"games_total": str(board.total_games), "matches_total": str(board.matches_total)}
         )
@@ -100,38 +101,39 @@ def matchmaking_ratings(board: Leaderboard) -> dict[str, tuple[float, float]]:
     board holds every earlier wave's games then, and nothing later): the order-free TrueSkill
     estimate the leaderboard ranks by (``ratings.order_free``), a function of the set of games
     (computed from them sorted by content), so the same whatever order they finished in."""
-    config = board.config
+    plan = board.plan
     if not board.games:  # every bot at the prior (and NumPy left unimported at the start)
         return {name: (r.mu, r.sigma) for name, r in board.prefix.ratings.items()}
     return order_free(
         board.games.values(),
         board.names,
-        game=config.game,
-        draw_probability=config.ratings.draw_probability,
-        fault_ranks_last=config.ratings.fault_ranks_last,
+        game=plan.game,
+        draw_probability=plan.ratings.draw_probability,
+        fault_ranks_last=plan.ratings.fault_ranks_last,
     )
 
 
 class LeagueFeed(Feed):
     """A league's waves: the rest of the stored wave, then each next wave drawn (see
     ``schedule.draw_wave``) once every match of the previous one is done, among the bots of
-    ``roster()`` when given (bots joining and leaving between waves; a bot that joins while a
-    wave is played gets its first tables at once: ``_newcomers``)."""
+    ``roster()`` when given (the schedule of the bots playing now: bots join and leave between
+    waves; a bot that joins while a wave is played gets its first tables at once:
+    ``_newcomers``)."""
 
     #: how often the roster is read for newcomers while a wave is played (seconds)
     POLL_SECONDS = 1.0
 
     def __init__(
         self,
-        config: TourneyConfig,
-        secret: bytes,
+        plan: RunPlan,
         store: Store,
         board: Leaderboard,
-        roster: Callable[[], TourneyConfig] | None = None,
+        roster: Callable[[], SchedulePlan] | None = None,
         validate: Callable[[Sequence[BotSpec]], dict[str, str]] | None = None,
     ) -> None:
-        self.config, self.secret, self.store, self.board = config, secret, store, board
-        #: the configuration with the bots of the next wave (``serve``: its authors' bots)
+        self.schedule, self.secret = plan.schedule, plan.secret
+        self.store, self.board = store, board
+        #: the schedule with the bots of the next wave (``serve``: its authors' bots)
         self.roster = roster
         #: start the bots given and return {name: why} of those that cannot start: each bot is
         #: validated before its own first match; one that fails is left out (``refused``)
@@ -141,7 +143,7 @@ class LeagueFeed(Feed):
         self.queue: list[ScheduledMatch] = []
         last = store.last_wave() or (-1, 0, 0)
         self.wave = last[0] + 1
-        present = set(config.bot_names)
+        present = set(self.schedule.bot_names)
         #: the bots of the recorded waves (a newcomer is one not among them: see ``_newcomers``)
         self.seated: set[str] = store.wave_bots()
         self.polled = 0.0
@@ -154,8 +156,8 @@ class LeagueFeed(Feed):
                     continue
                 self.queue.append(
                     league_match(
-                        config,
-                        secret,
+                        self.schedule,
+                        self.secret,
                         row["index"],
                         row["first_game"],
                         wave,
@@ -169,7 +171,7 @@ class LeagueFeed(Feed):
         rows = [row for row in self.store.match_rows() if row["status"] != "withdrawn"]
         self.scheduled = sum(row["games"] for row in rows)
         self.board.matches_total = len(rows)
-        self.board.total_games = self.scheduled if self.done else self.config.schedule.games
+        self.board.total_games = self.scheduled if self.done else self.schedule.games
 
     def take(self, room: int, idle: bool) -> list[ScheduledMatch]:
         while True:
@@ -224,34 +226,34 @@ class LeagueFeed(Feed):
             return
         self.polled = now
         assert self.roster is not None
-        config = self.roster()
+        schedule = self.roster()
         newcomers = [
             name
-            for name in config.bot_names
+            for name in schedule.bot_names
             if name not in self.seated and name not in self.refused
         ]
         if not newcomers:
             return
-        field = [name for name in config.bot_names if name in self.seated]
+        field = [name for name in schedule.bot_names if name in self.seated]
         field = [name for name in field if name not in self.refused]
         tables = newcomer_tables(
-            config, self.secret, self.wave, newcomers, field, config.schedule.games - self.scheduled
+            schedule, self.secret, self.wave, newcomers, field, schedule.games - self.scheduled
         )
         if not tables:
             return
-        self.config = config
-        self.board.join(config)
+        self.schedule = schedule
+        self.board.join(schedule.bot_names)
         self._record(tables, [name for table in tables for name in table], front=True)
 
     def _record(self, tables: Sequence[Sequence[str]], bots: Sequence[str], front: bool) -> None:
         """Record wave ``self.wave`` of ``tables`` durably and queue its matches (before the
         rest of the queue when ``front``: a newcomer wave)."""
-        config, board = self.config, self.board
+        board = self.board
         index, first_game = self.store.next_match_index()
         matches = []
         for table_no, table in enumerate(tables):
             match = league_match(
-                config, self.secret, index, first_game, self.wave, table_no, tuple(table)
+                self.schedule, self.secret, index, first_game, self.wave, table_no, tuple(table)
             )
             matches.append(match)
             index += 1
@@ -274,20 +276,20 @@ class LeagueFeed(Feed):
             self.done = True
             return
         if self.roster is not None:
-            self.config = self.roster()
-            self.board.join(self.config)
-        config, board = self.config, self.board
+            self.schedule = self.roster()
+            self.board.join(self.schedule.bot_names)
+        schedule, board = self.schedule, self.board
         ratings = matchmaking_ratings(board)
         played = {name: count for name, count in board.ratings().games.items()}
-        active = [name for name in config.bot_names if name not in self.refused]
+        active = [name for name in schedule.bot_names if name not in self.refused]
         tables = draw_wave(
-            config,
+            schedule,
             self.secret,
             self.wave,
             active,
             ratings,
             played,
-            config.schedule.games - self.scheduled,
+            schedule.games - self.scheduled,
         )
         if not tables:  # the budget is spent: the league is complete
             self.done = True

@@ -31,7 +31,7 @@ from ohseven.referee.plan import stopping
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.run_plan import RunPlan
-from ohseven.referee.plan.schedule import ScheduledMatch
+from ohseven.referee.plan.schedule import ScheduledMatch, SchedulePlan
 from ohseven.referee.play.descriptors import raise_fd_limit
 from ohseven.referee.play.match import play_match, start_check
 from ohseven.referee.records import BotSpec, GameRecord, MatchResult, MatchSpec
@@ -240,22 +240,21 @@ def run_tournament(
                 }
             )
             board = Leaderboard(
-                config, plan.games_total, plan.matches_total, secret, sorted(store.bot_names())
+                plan, plan.games_total, plan.matches_total, sorted(store.bot_names())
             )
             feed: Feed = (  # a league's feed withdraws the matches of bots that left
                 LeagueFeed(
-                    config,
-                    secret,
+                    plan,
                     store,
                     board,
-                    roster=None if roster is None else (lambda: roster(house)),
+                    roster=None if roster is None else (lambda: SchedulePlan.of(roster(house))),
                     # each bot started before its own first match (not all before any game)
                     validate=_validator(plan, store) if runner is None else None,
                 )
                 if plan.league
-                else ScheduleFeed(config, secret, store)
+                else ScheduleFeed(plan, store)
                 if board.stopping is None
-                else StoppingFeed(config, secret, store, board)
+                else StoppingFeed(plan, store, board)
             )
             if board.stopping is not None:  # what publish needs to show the verdicts
                 store.set_meta({stopping.META_KEY: board.stopping.to_json()})

@@ -32,8 +32,7 @@ import sys
 import threading
 import time
 
-import msgpack
-import zmq
+from wire_loop import first_legal, play
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "quick"
 ARGS = sys.argv[2:]
@@ -112,32 +111,15 @@ def main() -> int:
         burner = os.fork()
         if burner == 0:
             burn()
-    context = zmq.Context()
-    sock = context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
-    secret = os.environ["OHSEVEN_SECRET"]
-    sock.send(msgpack.packb({"type": "hello", "protocol": 1, "secret": secret}))
-    welcome = msgpack.unpackb(sock.recv())
-    assert welcome["type"] == "welcome", welcome
-    idle_cpu = idle_wall = 0.0
+    idle = [0.0, 0.0]  # CPU and wall seconds of the ponder child while the bot owed nothing
     replied = None  # (cpu, wall) at the last reply
-    count = 0
-    while True:
-        message = msgpack.unpackb(sock.recv())
-        if message["type"] == "shutdown":
-            if MODE == "ponder":
-                result("idle", f"{idle_cpu:.4f} {idle_wall:.4f}")
-            result("requests", count)
-            return 0
-        if message["type"] != "request":
-            continue
-        count += 1
+
+    def decide(message, count):
+        nonlocal replied
         if replied is not None:
-            idle_cpu += cpu_of(burner) - replied[0]
-            idle_wall += time.monotonic() - replied[1]
-        legal = message["legal"]
-        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+            idle[0] += cpu_of(burner) - replied[0]
+            idle[1] += time.monotonic() - replied[1]
+        move = first_legal(message)
         if MODE == "work":
             started = time.monotonic()
             total = 0
@@ -174,7 +156,13 @@ def main() -> int:
             result("stamp", f"{message['kind']} {started} {time.time_ns()}")
         if MODE == "ponder":
             replied = (cpu_of(burner), time.monotonic())
-        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+        return move
+
+    count = play(decide)
+    if MODE == "ponder":
+        result("idle", f"{idle[0]:.4f} {idle[1]:.4f}")
+    result("requests", count)
+    return 0
 
 
 if __name__ == "__main__":

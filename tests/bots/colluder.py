@@ -24,8 +24,7 @@ import sys
 import threading
 import time
 
-import msgpack
-import zmq
+from wire_loop import first_legal, play
 
 ROLE, SLOT, START = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 BITS = sys.argv[4] if len(sys.argv) > 4 else "1"
@@ -102,30 +101,20 @@ def main():
                     os._exit(0)
     else:
         threading.Thread(target=counter.run, daemon=True).start()
-    context = zmq.Context()
-    sock = context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect(os.environ["OHSEVEN_ENDPOINT"])
-    secret = os.environ["OHSEVEN_SECRET"]
-    sock.send(msgpack.packb({"type": "hello", "protocol": 1, "secret": secret}))
-    welcome = msgpack.unpackb(sock.recv())
-    assert welcome["type"] == "welcome", welcome
     first = last = None
-    while True:
-        message = msgpack.unpackb(sock.recv())
-        if message["type"] == "shutdown":
-            break
-        if message["type"] != "request":
-            continue
+
+    def decide(message, _number):
+        nonlocal first, last
         counter.owing = True
         if first is None:
             first = time.time()
-        legal = message["legal"]
-        move = legal[: message["count"]] if message["kind"] == "pass" else legal[0]
+        move = first_legal(message)
         time.sleep(SET_THINK if message["kind"] in ("pass", "bid") else THINK)
         counter.owing = False
         last = time.time()
-        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+        return move
+
+    play(decide)
     report(counter, first, last)
     return 0
 
