@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from game_helpers import configs, seeds
 from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,30 +27,6 @@ from ohseven.example_bots.heuristic_bot import HeuristicBot
 from ohseven.sdk import Bot, local_game
 from ohseven.sdk.observation import card_slot, offsets, slot_name
 from pettingzoo.test import api_test, seed_test
-
-oh_seven_configs = st.tuples(
-    st.just("oh-seven"),
-    st.integers(2, 9),
-    st.fixed_dictionaries({"passing": st.booleans(), "identical_top_bonus": st.booleans()}),
-)
-oh_hell_configs = st.tuples(
-    st.just("oh-hell"),
-    st.integers(3, 7),
-    st.fixed_dictionaries(
-        {
-            "hand_order": st.sampled_from(["up", "down", "up-down", "down-up"]),
-            "must_trump": st.booleans(),
-            "miss_scores_tricks": st.booleans(),
-            "zero_bid_bonus": st.booleans(),
-        }
-    ).flatmap(
-        lambda options: st.sampled_from(
-            [options, {**options, "hook": True}, {**options, "simultaneous_bids": True}]
-        )
-    ),
-)
-configs = st.one_of(oh_seven_configs, oh_hell_configs)
-seeds = st.integers(0, 2**32 - 1)
 
 #: a few tables covering both games, one and two decks, passes and every bidding variant
 TABLES = [

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee.server.app import SESSION_COOKIE
+from ohseven.referee.server.headers import SESSION_COOKIE
 from ohseven.referee.server.ratelimit import FailureLimiter
 from test_server import Running, free_port, write_config
 

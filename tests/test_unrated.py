@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from ohseven.referee.server.app import SESSION_COOKIE
+from ohseven.referee.server.headers import SESSION_COOKIE
 from test_server import RANDOM_BOT, Running, free_port, tar_gz, wait_for, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes; a loaded machine

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import io
 import json
 import os
 import secrets
-import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +32,7 @@ from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.server.checks import CheckQueue, QueueFullError
 from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
 from ohseven.referee.server.final_pages import final_board, final_routes, revealed
+from ohseven.referee.server.headers import SESSION_COOKIE, SecurityHeaders
 from ohseven.referee.server.live import LiveView
 from ohseven.referee.server.ratelimit import FailureLimiter
 from ohseven.referee.server.unrated import UnratedQueue, unrated_routes
@@ -41,6 +40,7 @@ from ohseven.referee.server.uploads import (
     UploadError,
     UploadLimits,
     bot_command,
+    pack_file,
     unpack,
     uploads_root,
 )
@@ -63,17 +63,10 @@ from starlette.staticfiles import StaticFiles
 
 __all__ = ["Server", "create_app", "SESSION_COOKIE", "ROW_IDS"]
 
-SESSION_COOKIE = "ohseven_session"
 SESSION_SECONDS = 7 * 24 * 3600
 #: SQLite's row ids are below this: a larger id is no row (not an OverflowError and a 500)
 ROW_IDS = 1 << 63
 SERVER_TEMPLATES = Path(__file__).resolve().parent / "templates"
-_SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
-}
 
 
 class Server:
@@ -749,59 +742,6 @@ def create_app(server: Server) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(_SecurityHeaders)],
+        middleware=[Middleware(SecurityHeaders)],
         exception_handlers={HTTPException: http_error},
     )
-
-
-class _SecurityHeaders:
-    """Adds the security headers to every response (a plain ASGI middleware: request bodies
-    stream through untouched); private pages are never cached."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        private = scope["path"].startswith(
-            ("/me", "/api/uploads", "/api/unrated", "/login", "/api/bots")
-        )
-
-        async def sending(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                present = {key.lower() for key, _ in headers}
-                for key, value in _SECURITY_HEADERS.items():
-                    if key.lower().encode() not in present:
-                        headers.append((key.lower().encode(), value.encode()))
-                if private:
-                    headers.append((b"cache-control", b"no-store"))
-                sets = any(
-                    key.lower() == b"set-cookie" and value.startswith(SESSION_COOKIE.encode())
-                    for key, value in headers
-                )
-                if scope.get("state", {}).get("bad_session") and not sets:  # stale or forged
-                    headers.append(
-                        (
-                            b"set-cookie",
-                            f"{SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; "
-                            "SameSite=strict".encode(),
-                        )
-                    )
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, sending)
-
-
-def pack_file(name: str, data: bytes, executable: bool = False) -> bytes:
-    """One file as a gzip-compressed tar (what ``submit`` and the upload form send)."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        info = tarfile.TarInfo(name)
-        info.size = len(data)
-        info.mode = 0o755 if executable else 0o644
-        tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import io
 import os
 import posixpath
 import secrets
@@ -39,6 +40,7 @@ __all__ = [
     "bot_command",
     "uploads_root",
     "clean_partial",
+    "pack_file",
 ]
 
 #: the folder of the output directory holding every uploaded version, by content digest
@@ -318,3 +320,14 @@ def bot_command(words: str | None, tree: StoredTree) -> tuple[str, ...]:
         if program.endswith(".py"):
             result.insert(0, sys.executable)
     return tuple(result)
+
+
+def pack_file(name: str, data: bytes, executable: bool = False) -> bytes:
+    """One file as a gzip-compressed tar (what ``submit`` and the upload form send)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.mode = 0o755 if executable else 0o644
+        tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
