@@ -11,12 +11,14 @@ import statistics
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 from ohseven.referee.server.connections import (
     MAX_HEAD_BYTES,
+    BodyGuard,
     GuardedH11Protocol,
     uvicorn_config,
 )
@@ -38,9 +40,25 @@ async def hello(request: Request) -> Response:
     return PlainTextResponse("hello")
 
 
+#: the bodies the echo route finished with (its ``finally``): a refused body ends there too
+ENDED: list[str] = []
+
+
+async def echo(request: Request) -> Response:
+    try:
+        return PlainTextResponse(str(len(await request.body())))
+    finally:
+        ENDED.append(request.url.path)
+
+
+def guarded(seconds: float) -> Any:
+    app = Starlette(routes=[Route("/", hello), Route("/{path}", echo, methods=["POST"])])
+    return BodyGuard(app, {"/big": 1 << 20}, body_bytes=1024, seconds=seconds)
+
+
 @contextlib.contextmanager
-def running(protocol: type = ShortDeadline) -> Iterator[str]:
-    app = Starlette(routes=[Route("/", hello)])
+def running(protocol: type = ShortDeadline, app: Any = None) -> Iterator[str]:
+    app = app or Starlette(routes=[Route("/", hello)])
     server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", 0, http=protocol))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -188,3 +206,60 @@ def test_an_endless_head_is_refused_at_the_limit() -> None:
             assert answer.startswith(b"HTTP/1.1 400"), answer
             assert MAX_HEAD_BYTES - 1024 <= sent <= 2 * MAX_HEAD_BYTES, sent
         assert httpx.get(url + "/", timeout=10).status_code == 200
+
+
+def answer(sock: socket.socket) -> bytes:
+    """What the server says before it closes the connection (or 30 s pass)."""
+    sock.settimeout(30)
+    data = b""
+    with contextlib.suppress(ConnectionResetError):
+        while more := sock.recv(4096):
+            data += more
+    return data
+
+
+def connect(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def post_head(path: str, length: int) -> bytes:
+    return f"POST /{path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode()
+
+
+def test_a_body_past_its_paths_limit_is_refused() -> None:
+    """uvicorn reads a body for as long as it comes: a JSON request of gigabytes was held in
+    memory whole. Past the path's limit: 413, the connection closed, the handler ended."""
+    with running(app=guarded(30.0)) as url:
+        ENDED.clear()
+        with connect(url) as sock:
+            sock.sendall(post_head("json", 10_000_000) + b"{" * 4096)
+            reply = answer(sock)
+        assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
+        assert b"1024 bytes" in reply and ENDED == ["/json"]
+        # a body within the limit, and a large one where its path allows it
+        assert httpx.post(url + "/json", content=b"x" * 1000, timeout=10).text == "1000"
+        assert httpx.post(url + "/big", content=b"x" * 500_000, timeout=10).text == "500000"
+        assert httpx.post(url + "/json", content=b"x" * 2000, timeout=10).status_code == 413
+
+
+def test_a_body_that_stops_arriving_is_cut_off() -> None:
+    """An upload that stalled mid-body held its connection, its handler and its temporary
+    file for ever. Past the pause allowed: 408, the handler ended (its file removed)."""
+    with running(app=guarded(1.0)) as url:
+        ENDED.clear()
+        with connect(url) as sock:
+            started = time.monotonic()
+            sock.sendall(post_head("big", 100_000) + b"x" * 100)
+            reply = answer(sock)
+            waited = time.monotonic() - started
+        assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+        assert 1.0 <= waited < 20, waited
+        assert ENDED == ["/big"]
+        # a slow body whose pieces come within the pause is read whole
+        with connect(url) as sock:
+            sock.sendall(post_head("big", 30))
+            for _ in range(3):
+                time.sleep(0.3)
+                sock.sendall(b"x" * 10)
+            assert answer(sock).split(b"\r\n\r\n", 1)[1] == b"30"  # (closed after 5 s idle)

@@ -9,6 +9,12 @@ from the end of each response; a connection that has not done so is closed. With
 or running requests (more are answered 503 at once), keep-alive :data:`KEEP_ALIVE_SECONDS`,
 and a request head of at most :data:`MAX_HEAD_BYTES` (a longer one is a 400).
 
+:class:`BodyGuard` bounds what a request's body may cost once its head is in: at most
+:data:`MAX_BODY_BYTES` (a larger path's own limit for uploads; more is a 413), and no pause of
+more than :data:`BODY_SECONDS` between two pieces of it (a 408): uvicorn reads a body for as
+long as the client sends it, so a JSON request of gigabytes filled the server's memory, and an
+upload that stalls mid-body held its connection and its temporary file for ever.
+
 The server is meant to sit behind a TLS reverse proxy (docs/SERVER.md) with its own timeouts;
 this keeps one that is reached directly, or through a proxy that streams requests, from being
 held by a few hundred slow sockets.
@@ -18,13 +24,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 import h11
 import uvicorn
+from starlette.exceptions import HTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = [
+    "BODY_SECONDS",
+    "BodyGuard",
+    "MAX_BODY_BYTES",
     "GuardedH11Protocol",
     "HEADER_SECONDS",
     "KEEP_ALIVE_SECONDS",
@@ -41,6 +52,10 @@ KEEP_ALIVE_SECONDS = 5
 MAX_CONCURRENCY = 1000
 #: the largest request head (request line and headers), in bytes
 MAX_HEAD_BYTES = 16 * 1024
+#: the largest request body of a path without a limit of its own (forms, JSON), in bytes
+MAX_BODY_BYTES = 256 * 1024
+#: seconds a request body may pause between two of its pieces
+BODY_SECONDS = 30.0
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -92,6 +107,60 @@ class GuardedH11Protocol(H11Protocol):
         with contextlib.suppress(h11.LocalProtocolError):
             self.conn.send(h11.ConnectionClosed())
         self.transport.close()
+
+
+class BodyGuard:
+    """ASGI middleware: each request body at most ``limits[path]`` bytes (else
+    :data:`MAX_BODY_BYTES`), each piece of it within ``seconds`` of the previous one (see the
+    module). A refusal is raised as an :class:`HTTPException` from the application's own
+    ``receive``: its handlers' ``finally`` clauses run (a temporary file is removed) and its
+    error handler answers (413 or 408, and the connection is closed)."""
+
+    def __init__(
+        self,
+        app: Any,
+        limits: Mapping[str, int] | None = None,
+        body_bytes: int = MAX_BODY_BYTES,
+        seconds: float = BODY_SECONDS,
+    ) -> None:
+        self.app, self.limits = app, dict(limits or {})
+        self.body_bytes, self.seconds = body_bytes, seconds
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limits.get(scope["path"], self.body_bytes)
+        seconds = self.seconds
+        received, done = 0, False
+
+        async def guarded() -> Any:
+            nonlocal received, done
+            if done:  # the body is in: later calls wait for the disconnect, for as long
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), seconds)
+            except TimeoutError:
+                raise HTTPException(
+                    408,
+                    f"the request body stopped arriving for {seconds:g} s",
+                    headers={"Connection": "close"},
+                ) from None
+            if message["type"] != "http.request":
+                done = True
+                return message
+            received += len(message.get("body", b""))
+            if received > limit:
+                done = True
+                raise HTTPException(
+                    413,
+                    f"the request body is larger than this path's limit ({limit} bytes)",
+                    headers={"Connection": "close"},
+                )
+            done = not message.get("more_body", False)
+            return message
+
+        await self.app(scope, guarded, send)
 
 
 def uvicorn_config(app: Any, host: str, port: int, **overrides: Any) -> uvicorn.Config:

@@ -19,7 +19,7 @@ import uvicorn
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.server.app import Server, create_app
 from ohseven.referee.server.checks import CheckQueue
-from ohseven.referee.server.connections import uvicorn_config
+from ohseven.referee.server.connections import BodyGuard, uvicorn_config
 from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import League
 from ohseven.referee.server.live import LiveView
@@ -39,6 +39,8 @@ BOARD_SECONDS = 120.0
 #: long for the GIL that the run loop or the live view hold (Python's default, 5 ms, queues
 #: requests behind them for seconds at 100 a second)
 SWITCH_SECONDS = 0.0005
+#: what a multipart upload form adds to the file it carries, at most (bytes)
+UPLOAD_FORM_SLACK = 65536
 
 
 class ServeError(RuntimeError):
@@ -102,7 +104,11 @@ def serve(
         commitment = hashlib.sha256(secret).hexdigest()
         unrated = UnratedQueue(db, config, secret)
         app = create_app(Server(config, db, live, checks, commitment, unrated))
-        web = uvicorn.Server(uvicorn_config(app, host, port))
+        # uploads may be as large as the configured limit (the form's: a little more); every
+        # other body is small
+        upload = config.server.max_upload_bytes + UPLOAD_FORM_SLACK
+        guarded = BodyGuard(app, {"/api/uploads": upload, "/me/upload": upload})
+        web = uvicorn.Server(uvicorn_config(guarded, host, port))
         thread = threading.Thread(target=web.run, name="http", daemon=True)
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_SECONDS)
