@@ -16,7 +16,6 @@ import hmac
 import json
 import os
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,8 +89,9 @@ class Server:
         self.uploads = uploads_root(self.output)
         self.key = db.key("session_key")
         # the author's limits are checked again, with the version stored, under this lock:
-        # uploads sent at once all pass the first check before any of them is stored
-        self.store_lock = threading.Lock()
+        # uploads sent at once all pass the first check before any of them is stored (the
+        # check queue's: it removes trees no version needs under it, see ``CheckQueue.sweep``)
+        self.store_lock = checks.lock
         self.limits = UploadLimits(
             max_upload_bytes=self.settings.max_upload_bytes,
             max_unpacked_bytes=self.settings.max_unpacked_bytes,
@@ -440,14 +440,26 @@ class Server:
             raise UploadError("command: expected a command line")
         # unpacked outside the lock (100 MB and 2,000 files synced to disk take seconds, and
         # every other upload and request for unrated games would wait for them)
-        with open(body_path, "rb") as archive:
-            tree = unpack(archive, self.uploads, self.limits)
-        argv = bot_command(command, tree)
-        with self.store_lock:
-            self.admit(author, bot)
-            version = self.db.add_version(author, bot, tree.digest, argv, tree.bytes, tree.files)
-        self.checks.notify()
-        return version
+        for _attempt in range(3):
+            with open(body_path, "rb") as archive:
+                tree = unpack(archive, self.uploads, self.limits)
+            try:
+                with self.store_lock:
+                    if not tree.path.is_dir():
+                        # (the same content's tree, reused, was removed meanwhile with a failed
+                        # version or a refused upload of it: unpacked again)
+                        continue
+                    argv = bot_command(command, tree)
+                    self.admit(author, bot)
+                    version = self.db.add_version(
+                        author, bot, tree.digest, argv, tree.bytes, tree.files
+                    )
+            except UploadError:
+                self.checks.sweep([tree.digest])  # refused once unpacked: no version needs it
+                raise
+            self.checks.notify()
+            return version
+        raise UploadError("the upload could not be stored; send it again", 503)
 
     # -- pages
 

@@ -4,7 +4,13 @@ thread of its own, so that a slow or hostile bot's check never stalls the league
 server. A version's report (``check-bot --json``, with the bot's own output on a failure) is
 stored for its author; a passed check is remembered by the content digest and the settings it
 ran with, so the same bot is not checked twice (across runs too). The queue is bounded: an
-upload that finds it full is refused (``QueueFullError``) and may be sent again later."""
+upload that finds it full is refused (``QueueFullError``) and may be sent again later.
+
+The stored trees (``uploads``) are removed once no version needs them (:meth:`CheckQueue.sweep`):
+a failed version's as soon as its report is stored, an upload's refused after it was unpacked
+at once, and at start-up every tree no version names (a server killed between unpacking an
+upload and recording it). ``lock`` orders this with the server's uploads: a tree is recorded as
+a version, or removed, under it."""
 
 from __future__ import annotations
 
@@ -12,16 +18,22 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ohseven.referee.plan.config import TourneyConfig
 from ohseven.referee.server.db import ServerDB, Version
-from ohseven.referee.server.uploads import version_folder
+from ohseven.referee.server.uploads import (
+    discard,
+    stored_digests,
+    uploads_root,
+    version_folder,
+)
 
 __all__ = ["QueueFullError", "CheckQueue", "check_key"]
 
@@ -73,10 +85,32 @@ class CheckQueue:
         self.stopping = threading.Event()
         self.child: subprocess.Popen[bytes] | None = None
         self.thread = threading.Thread(target=self._loop, name="check-queue", daemon=True)
+        #: held while an upload's tree is recorded as a version (``app.Server.store_lock``) and
+        #: while a tree is taken away (:meth:`sweep`)
+        self.lock = threading.Lock()
 
     def start(self) -> None:
+        """Requeue the checks a stop cut short and remove every tree no version needs (before
+        the server takes uploads: a tree not recorded yet is one a stop left behind)."""
         self.db.requeue_interrupted()
+        self.sweep()
         self.thread.start()
+
+    def sweep(self, digests: Iterable[str] | None = None) -> list[str]:
+        """Remove the stored trees of ``digests`` (every stored one when None) that no version
+        needs (``ServerDB.kept_digests``); the digests removed."""
+        root = uploads_root(self.config.output)
+        moved = []
+        with self.lock:
+            kept = self.db.kept_digests()
+            wanted = stored_digests(root) if digests is None else set(digests)
+            for digest in sorted(wanted - kept):
+                gone = discard(root, digest)
+                if gone is not None:
+                    moved.append((digest, gone))
+        for _digest, gone in moved:  # (outside the lock: no upload waits for the disk)
+            shutil.rmtree(gone, ignore_errors=True)
+        return [digest for digest, _gone in moved]
 
     def stop(self) -> None:
         """Stop: the check running is killed and stays queued for the next start."""
@@ -111,6 +145,8 @@ class CheckQueue:
             if self.stopping.is_set():
                 break  # stays `checking`: queued again at the next start
             self.db.set_state(version.id, state, report)
+            if state != "passed":  # its report is stored: the author reads that, not the files
+                self.sweep([version.digest])
             self.on_change()
 
     def _check(self, version: Version) -> tuple[str, dict[str, Any]]:
