@@ -26,7 +26,11 @@ from urllib.parse import urlsplit
 import jinja2
 from ohseven.referee.plan.config import ServerConfig, TourneyConfig
 from ohseven.referee.results.archive import slugify
-from ohseven.referee.results.leaderboard import leaderboard_csv, leaderboard_markdown
+from ohseven.referee.results.leaderboard import (
+    leaderboard_csv,
+    leaderboard_markdown,
+    public_refusals,
+)
 from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.server.checks import CheckQueue, QueueFullError
 from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
@@ -306,6 +310,8 @@ class Server:
         states = self.states()
         active = {version.name for version in self.db.active()}
         board = dict(board)
+        if "refused" in board:  # why: its author's and the organiser's (``left_out``)
+            board["refused"] = public_refusals(board["refused"])
         board["bots"] = [
             {**row, "server": self.bot_state(row["name"], states, active)} for row in board["bots"]
         ]
@@ -324,15 +330,26 @@ class Server:
             raise HTTPException(404, f"no bot {name!r} in the league")
         return row
 
+    def left_out(self) -> dict[str, str]:
+        """Why each bot left out of the league could not start: private (see ``feeds``)."""
+        board = self.live.leaderboard() or {}
+        return {str(r.get("name")): str(r.get("reason")) for r in board.get("refused") or ()}
+
+    def version_private(self, version: Version) -> dict[str, Any]:
+        """What the author reads of their version: with why the league left it out, if so."""
+        return {**version.private(), "left_out": self.left_out().get(version.name)}
+
     def private_of(self, name: str) -> dict[str, Any]:
+        left_out = self.left_out().get(name)
         try:
             with Store.open(self.output, create=False) as store:
                 return {
                     "faults": store.fault_details(name),
                     "logs": store.bot_logs(name),
+                    "left_out": left_out,
                 }
         except StoreError:
-            return {"faults": [], "logs": []}
+            return {"faults": [], "logs": [], "left_out": left_out}
 
     # -- uploads
 
@@ -598,7 +615,8 @@ def create_app(server: Server) -> Starlette:
         except UploadError as error:
             return error_json(error.status, str(error))
         return JSONResponse(
-            {**version.private(), "status_url": f"/api/uploads/{version.id}"}, status_code=201
+            {**server.version_private(version), "status_url": f"/api/uploads/{version.id}"},
+            status_code=201,
         )
 
     def own_version(request: Request, author: str) -> Version:
@@ -614,13 +632,15 @@ def create_app(server: Server) -> Starlette:
         author = server.viewer(request)
         if author is None:
             return error_json(401, "send your token: Authorization: Bearer TOKEN")
-        return JSONResponse({"uploads": [v.private() for v in server.db.versions(author)]})
+        return JSONResponse(
+            {"uploads": [server.version_private(v) for v in server.db.versions(author)]}
+        )
 
     async def api_upload_status(request: Request) -> Response:
         author = server.viewer(request)
         if author is None:
             return error_json(401, "send your token: Authorization: Bearer TOKEN")
-        return JSONResponse(own_version(request, author).private())
+        return JSONResponse(server.version_private(own_version(request, author)))
 
     # -- authors: the pages
 
@@ -711,7 +731,8 @@ def create_app(server: Server) -> Starlette:
     async def me_version(request: Request) -> Response:
         author = logged_in(request)
         version = own_version(request, author)
-        return server.render(request, "report.html", version=version)
+        left_out = server.left_out().get(version.name)
+        return server.render(request, "report.html", version=version, left_out=left_out)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
