@@ -5,13 +5,28 @@ unpacked leaves no tree, and a start-up removes every tree no version names."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from ohseven.referee.plan.config import ServerConfig
+from ohseven.referee.server.checks import CHECK_DECISIONS
 from ohseven.referee.server.uploads import UploadLimits, unpack
-from test_server import CRASHING_BOT, RANDOM_BOT, Running, free_port, tar_gz, wait_for, write_config
+from test_server import (
+    CRASHING_BOT,
+    EXAMPLES,
+    RANDOM_BOT,
+    Running,
+    free_port,
+    tar_gz,
+    wait_for,
+    write_config,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real processes
 
@@ -108,3 +123,84 @@ def test_a_start_removes_every_tree_no_version_needs(server: Running) -> None:
     uploads = server.client(token).get("/api/uploads").json()["uploads"]
     assert [v["state"] for v in uploads] == ["failed", "passed", "failed"]
     assert uploads[0]["report"]["checks"][0]["output_tail"]
+
+
+#: passes every check, thinking half its move time (1 s) over each card: its check lasts
+#: about 931 plays x 0.5 s, nearly eight minutes, against the server's limit of a few seconds
+PONDERING_BOT = b"""import time
+from ohseven.sdk import Bot, run
+
+
+class Pondering(Bot):
+    name = "pondering"
+
+    def choose_play(self, view):
+        time.sleep(0.5)
+        return super().choose_play(view)
+
+
+run(Pondering)
+"""
+
+
+def test_a_slow_check_holds_the_queue_no_longer_than_its_limit(tmp_path: Path) -> None:
+    """A bot thinking just under its move time made its check last up to ``check_timeout``,
+    900 s by default, for every other author's check queued behind it; the report said only
+    "the check took more than 900 s"."""
+    assert ServerConfig().check_timeout <= 300  # the default: 5 minutes at most per turn
+    limit = 30
+    port = free_port()
+    server = Running(write_config(tmp_path, port, games=30, check_timeout=limit), port)
+    slow, quick = server.add_author("slowpoke"), server.add_author("quick")
+    server.start()
+    try:
+        first = server.client(slow).post(
+            "/api/uploads", params={"bot": "ponder"}, content=tar_gz({"main.py": PONDERING_BOT})
+        )
+        assert first.status_code == 201, first.text
+        mine = server.client(slow)
+        wait_for(
+            lambda: mine.get(f"/api/uploads/{first.json()['id']}").json()["state"] == "checking"
+        )
+        second = server.client(quick).post(
+            "/api/uploads", params={"bot": "fast"}, content=tar_gz({"main.py": RANDOM_BOT.encode()})
+        )
+        assert second.status_code == 201, second.text
+        other = server.client(quick)
+        passed = wait_for(
+            lambda: (
+                (v := other.get(f"/api/uploads/{second.json()['id']}").json())["state"] == "passed"
+                and v
+            ),
+            timeout=600,
+        )
+        ended = mine.get(f"/api/uploads/{first.json()['id']}").json()
+        assert ended["state"] == "failed"
+        assert ended["checked"] <= passed["checked"]  # the slow one was stopped first
+        # stopped at its limit, long before its natural end (931 plays x 0.5 s)
+        assert ended["checked"] - ended["uploaded"] < 931 * 0.5 / 2
+        error = ended["report"]["error"]
+        assert f"more than {limit} s" in error and "(check_timeout)" in error
+        assert "1130 decisions" in error and "ms a decision" in error
+        assert ended["report"]["limit"] == {"check_timeout": limit, "decisions": 1130}
+        page = server.client()
+        page.post("/login", data={"token": slow}, headers={"Origin": server.url})
+        assert "(check_timeout)" in page.get(f"/me/uploads/{first.json()['id']}").text
+    finally:
+        assert server.stop() == 0, server.log.read_text()
+
+
+@pytest.mark.parametrize("game", sorted(CHECK_DECISIONS))
+def test_the_decisions_a_check_asks_are_as_the_report_says(game: str) -> None:
+    """The timeout's report tells how long a decision may take from the decisions check-bot
+    asks: a real check of the random bot asks about as many."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ohseven.referee.cli", "check-bot", "--json", "--game", game]
+        + [str(EXAMPLES / "random_bot.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    asked = sum(check["decisions"] for check in json.loads(result.stdout)["checks"])
+    assert abs(asked - CHECK_DECISIONS[game]) <= CHECK_DECISIONS[game] / 10, asked

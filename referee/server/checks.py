@@ -35,7 +35,11 @@ from ohseven.referee.server.uploads import (
     version_folder,
 )
 
-__all__ = ["QueueFullError", "CheckQueue", "check_key"]
+__all__ = ["QueueFullError", "CheckQueue", "check_key", "CHECK_DECISIONS", "timeout_report"]
+
+#: about how many decisions ``check-bot --game GAME`` asks a bot (measured: its report's
+#: ``decisions`` summed over the checks; tests/test_checks.py keeps these true within 10%)
+CHECK_DECISIONS = {"oh-seven": 1130, "oh-hell": 615}
 
 
 class QueueFullError(RuntimeError):
@@ -59,6 +63,25 @@ def _settings(config: TourneyConfig) -> list[str]:
     return options
 
 
+def timeout_report(config: TourneyConfig, timeout: float, stderr: str) -> dict[str, Any]:
+    """The report of a check stopped at ``timeout`` (``server.check_timeout``): the limit, and
+    what it means for a bot's time per decision in its check."""
+    decisions = CHECK_DECISIONS.get(config.game, sum(CHECK_DECISIONS.values()))
+    average = timeout / decisions
+    return {
+        "passed": False,
+        "error": (
+            f"the check took more than {timeout:g} s, this server's limit (check_timeout): "
+            f"check-bot asks about {decisions} decisions, so a bot must answer in about "
+            f"{average * 1000:.0f} ms a decision on average to be checked here (a league game "
+            f"allows {config.time_control.move_seconds:g} s a decision and a bank); make it "
+            "think less (view.time_ms is the time it has), or ask the organiser"
+        ),
+        "limit": {"check_timeout": timeout, "decisions": decisions},
+        "stderr": stderr,
+    }
+
+
 def check_key(config: TourneyConfig, version: Version) -> str:
     """What a check's verdict depends on: the bot's content and command, and the settings."""
     # its command as its author wrote it: a league folder moved keeps its remembered checks
@@ -76,7 +99,7 @@ class CheckQueue:
         config: TourneyConfig,
         *,
         capacity: int = 20,
-        timeout: float = 900.0,
+        timeout: float = 300.0,
         on_change: Callable[[], None] = lambda: None,
     ) -> None:
         self.db, self.config, self.capacity, self.timeout = db, config, capacity, timeout
@@ -176,11 +199,9 @@ class CheckQueue:
                 out, err = self.child.communicate(timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(self.child.pid, signal.SIGKILL)
-                self.child.communicate()
-                return "failed", {
-                    "passed": False,
-                    "error": f"the check took more than {self.timeout:.0f} s",
-                }
+                _out, err = self.child.communicate()
+                stderr = err.decode("utf-8", "replace")[-4000:]
+                return "failed", timeout_report(self.config, self.timeout, stderr)
             code = self.child.returncode
         finally:
             self.child = None
