@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from ohseven.referee.plan.config import ServerConfig
 from ohseven.referee.server.checks import CHECK_DECISIONS
+from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.uploads import UploadLimits, unpack
 from test_server import (
     CRASHING_BOT,
@@ -123,6 +124,35 @@ def test_a_start_removes_every_tree_no_version_needs(server: Running) -> None:
     uploads = server.client(token).get("/api/uploads").json()["uploads"]
     assert [v["state"] for v in uploads] == ["failed", "passed", "failed"]
     assert uploads[0]["report"]["checks"][0]["output_tail"]
+
+
+def test_a_command_with_a_nul_neither_passes_nor_stops_the_queue(server: Running) -> None:
+    """``?command=python3 main.py %00`` was accepted; its check's process could not start
+    (``embedded null byte``), the exception ended the check queue's thread, and no author's
+    upload was checked again until a restart."""
+    refused = upload(server, "erin", "nul", {"main.py": RANDOM_BOT.encode()}, command="main.py \0")
+    assert refused.status_code == 400 and "control characters" in refused.json()["error"]
+    # one recorded before this refusal existed: the queue reports it and goes on
+    assert server.stop() == 0
+    (kept,) = trees(server)
+    with ServerDB(server.output) as db:
+        stale = db.add_version("erin", "nul", kept, ("python3", "main.py", "\0"), 10, 1)
+    server.start()
+    assert checked_or_error(server, "erin", stale.id)["state"] == "error"
+    good = upload(server, "erin", "good", {"main.py": (RANDOM_BOT + "\n# erin\n").encode()})
+    assert checked(server, "erin", good.json()["id"])["state"] == "passed"
+    assert "embedded null byte" in server.log.read_text()  # the organiser reads why
+
+
+def checked_or_error(server: Running, author: str, version_id: int) -> dict:
+    client = server.client(server.tokens[author])  # type: ignore[attr-defined]
+    return wait_for(
+        lambda: (
+            (v := client.get(f"/api/uploads/{version_id}").json())["state"]
+            in ("passed", "failed", "error")
+            and v
+        )
+    )
 
 
 #: passes every check, thinking half its move time (1 s) over each card: its check lasts

@@ -183,3 +183,11 @@ def test_a_discarded_tree_is_gone_at_once(root: Path) -> None:
     for bad in ("", ".tmp-x", "../etc", "a/b"):
         with pytest.raises(ValueError):
             discard(root, bad)
+
+
+def test_a_command_with_control_characters_is_refused(root: Path) -> None:
+    """A NUL in a word of the command stopped the check queue (its process could not start)."""
+    tree = unpack(io.BytesIO(archive(file("main.py", b"print(1)"))), root, LIMITS)
+    for words in ("python3 main.py \0", "python3 main.py\n--x", "python3 \x1b]0;t\x07 main.py"):
+        with pytest.raises(UploadError, match="control characters"):
+            bot_command(words, tree)

@@ -34,6 +34,7 @@ from ohseven.referee.server.uploads import (
     uploads_root,
     version_folder,
 )
+from ohseven.referee.terminal import printable
 
 __all__ = ["QueueFullError", "CheckQueue", "check_key", "CHECK_DECISIONS", "timeout_report"]
 
@@ -164,7 +165,15 @@ class CheckQueue:
                 continue
             version = queued[0]
             self.db.set_state(version.id, "checking")
-            state, report = self._check(version)
+            try:
+                state, report = self._check(version)
+            except (OSError, ValueError) as error:  # check-bot did not start: not the queue's end
+                print(
+                    printable(f"warning: the check of {version.name}: {error}", lines=False),
+                    file=sys.stderr,
+                )
+                state = "error"
+                report = {"passed": False, "error": "the check could not run; ask the organiser"}
             if self.stopping.is_set():
                 break  # stays `checking`: queued again at the next start
             self.db.set_state(version.id, state, report)

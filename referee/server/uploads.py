@@ -313,6 +313,10 @@ def bot_command(words: str | None, tree: StoredTree) -> tuple[str, ...]:
             )
         argv = ["python3", top_py[0]]
     else:
+        if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in words):
+            # (a NUL in an argument made the check's process fail to start: the check queue's
+            # thread died, and no author's upload was checked any more)
+            raise UploadError(f"command {words!r}: control characters are not allowed")
         try:
             argv = shlex.split(words)
         except ValueError as error:
