@@ -74,7 +74,7 @@ REQUEST = {
 }
 
 
-def _echo(endpoint: str) -> None:
+def _echo(endpoint: str, work: float = 0.0) -> None:
     sock = zmq.Context().socket(zmq.DEALER)
     sock.connect(endpoint)
     rng = random.Random(1)
@@ -83,8 +83,13 @@ def _echo(endpoint: str) -> None:
         message = msgpack.unpackb(sock.recv())
         if message["type"] == "shutdown":
             return
-        move = rng.choice(message["legal"])
-        sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
+        reply = {"type": "move", "id": message["id"], "move": rng.choice(message["legal"])}
+        if work:  # a thinking peer: spin ``work`` CPU seconds and say how long it took
+            began, end = time.monotonic(), time.thread_time() + work
+            while time.thread_time() < end:
+                pass
+            reply["thought"] = time.monotonic() - began
+        sock.send(msgpack.packb(reply))
 
 
 def lean_bot() -> int:
@@ -107,16 +112,19 @@ def lean_bot() -> int:
         sock.send(msgpack.packb({"type": "move", "id": message["id"], "move": move}))
 
 
-def floor(round_trips: int, echoes: int = 1) -> float:
+def floor(round_trips: int, echoes: int = 1, work: float = 0.0) -> float:
     """Seconds per round trip of the bare transport with msgpack on both sides, to ``echoes``
-    processes in turn (one run: like every row, it gets one chance per ``--repeat``)."""
+    processes in turn (one run: like every row, it gets one chance per ``--repeat``). With
+    ``work``, each peer thinks that many CPU seconds before it answers, and the time it
+    thought is not counted: the transport's floor for a bot that thinks (each answer wakes a
+    referee that slept through the thinking; benchmarks/tourney.py prints it)."""
     directory = tempfile.mkdtemp(prefix="ohseven-bench-")
     endpoint = f"ipc://{directory}/s"
     context = zmq.Context()
     sock = context.socket(zmq.ROUTER)
     sock.bind(endpoint)
     spawn = multiprocessing.get_context("spawn")
-    children = [spawn.Process(target=_echo, args=(endpoint,)) for _ in range(echoes)]
+    children = [spawn.Process(target=_echo, args=(endpoint, work)) for _ in range(echoes)]
     for child in children:
         child.start()
     rids = [sock.recv_multipart()[0] for _ in children]
@@ -125,13 +133,14 @@ def floor(round_trips: int, echoes: int = 1) -> float:
         request["id"] = i + 1
         sock.send_multipart([rids[i % echoes], msgpack.packb(request)])
         sock.recv_multipart()
+    thought = 0.0
     started = time.perf_counter()
     for i in range(round_trips):
         request["id"] = i + 1
         sock.send_multipart([rids[i % echoes], msgpack.packb(request)])
         _, reply = sock.recv_multipart()
-        msgpack.unpackb(reply)
-    per = (time.perf_counter() - started) / round_trips
+        thought += msgpack.unpackb(reply).get("thought", 0.0)
+    per = (time.perf_counter() - started - thought) / round_trips
     for rid in rids:
         sock.send_multipart([rid, msgpack.packb({"type": "shutdown"})])
     for child in children:

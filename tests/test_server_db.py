@@ -60,6 +60,10 @@ def test_versions_and_the_active_one(tmp_path: Path) -> None:
         db.set_state(three.id, "passed", {"passed": True})
         assert [v.name for v in db.active()] == ["alice/mc v3"]
         assert "report" not in one.public() and "command" not in one.public()
+        # d2's only version failed: its tree is needed no more; d1 and d3 play or wait
+        assert db.kept_digests() == {"d1", "d3"}
+        db.set_state(other.id, "failed", {"passed": False})
+        assert db.kept_digests() == {"d1"}
         db.remember_check("k", True, {"passed": True})
     with ServerDB(tmp_path) as db:  # all of it on disk
         assert db.remembered_check("k") == (True, {"passed": True})

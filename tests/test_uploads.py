@@ -18,6 +18,8 @@ from ohseven.referee.server.uploads import (
     UploadLimits,
     bot_command,
     clean_partial,
+    discard,
+    stored_digests,
     unpack,
     uploads_root,
 )
@@ -164,3 +166,28 @@ def test_nothing_lands_outside_the_root(
         for name in tree.names:
             assert (tree.path / name).resolve().is_relative_to(tree.path)
     assert sorted(os.listdir(base)) == [".uploads"]
+
+
+def test_a_discarded_tree_is_gone_at_once(root: Path) -> None:
+    """``discard`` takes a stored tree away in one rename (an upload of the same content then
+    unpacks a fresh copy); what it leaves for the caller to remove, a stop's start removes."""
+    tree = unpack(io.BytesIO(archive(file("main.py", b"print(1)"))), root, LIMITS)
+    assert stored_digests(root) == {tree.digest}
+    gone = discard(root, tree.digest)
+    assert gone is not None and gone.name.startswith(".tmp-") and (gone / "bot/main.py").exists()
+    assert stored_digests(root) == set() and discard(root, tree.digest) is None
+    again = unpack(io.BytesIO(archive(file("main.py", b"print(1)"))), root, LIMITS)
+    assert again.digest == tree.digest and (again.path / "main.py").read_bytes() == b"print(1)"
+    clean_partial(root)
+    assert os.listdir(root) == [tree.digest]
+    for bad in ("", ".tmp-x", "../etc", "a/b"):
+        with pytest.raises(ValueError):
+            discard(root, bad)
+
+
+def test_a_command_with_control_characters_is_refused(root: Path) -> None:
+    """A NUL in a word of the command stopped the check queue (its process could not start)."""
+    tree = unpack(io.BytesIO(archive(file("main.py", b"print(1)"))), root, LIMITS)
+    for words in ("python3 main.py \0", "python3 main.py\n--x", "python3 \x1b]0;t\x07 main.py"):
+        with pytest.raises(UploadError, match="control characters"):
+            bot_command(words, tree)

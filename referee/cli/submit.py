@@ -23,6 +23,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from ohseven.referee.cli.check_bot import render
+
 __all__ = ["configure", "run", "pack"]
 
 _WAIT_SECONDS = 1800
@@ -101,8 +103,6 @@ def _request(
 
 
 def _report(version: dict[str, Any]) -> str:
-    from ohseven.referee.cli.check_bot import render
-
     report = version.get("report") or {}
     if "checks" in report:
         return render(report)

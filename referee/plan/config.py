@@ -133,8 +133,10 @@ class ServerConfig:
     max_depth: int = 16
     #: versions waiting for their check; an upload finding the queue full is refused
     check_queue: int = 20
-    #: seconds one check may take
-    check_timeout: float = 900.0
+    #: seconds one check may take: the longest any other author's check waits for one of
+    #: a hostile author's (checks take turns by author). check-bot asks about 1,130 decisions
+    #: (Oh-Seven; 615 for Oh Hell): 300 s checks a bot averaging up to ~250 ms a decision
+    check_timeout: float = 300.0
     #: ``final``: the top active bots that play the final round, and the least number of its
     #: games (0: one round-robin among them)
     final_bots: int = 8

@@ -37,6 +37,8 @@ __all__ = [
     "leaderboard_markdown",
     "order_free_estimate",
     "progress",
+    "REFUSED_STATUS",
+    "public_refusals",
     "statistics_of",
 ]
 
@@ -381,3 +383,16 @@ def statistics_of(aggregates: Mapping[str, BotAggregate]) -> dict[str, dict[str,
             combined.update(dict.fromkeys(RATE_KEYS))
         result[name] = combined
     return result
+
+
+#: all that the public reads of why a league's bot was left out (a fault status: it could not
+#: start). The reason itself (``feeds.LeagueFeed.refused``, the document's ``refused``) is for
+#: the bot's author and the organiser only: it may name host paths (the sandbox's hint names the
+#: bot's folder and what is hidden above it) and carry text the bot chose.
+REFUSED_STATUS = FaultStatus.NO_START.value
+
+
+def public_refusals(refused: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """A leaderboard's ``refused`` entries as the public reads them (the served and published
+    leaderboards): the bot and :data:`REFUSED_STATUS`, never the reason."""
+    return [{"name": str(entry.get("name")), "status": REFUSED_STATUS} for entry in refused]

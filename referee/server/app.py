@@ -16,7 +16,6 @@ import hmac
 import json
 import os
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +26,11 @@ from urllib.parse import urlsplit
 import jinja2
 from ohseven.referee.plan.config import ServerConfig, TourneyConfig
 from ohseven.referee.results.archive import slugify
-from ohseven.referee.results.leaderboard import leaderboard_csv, leaderboard_markdown
+from ohseven.referee.results.leaderboard import (
+    leaderboard_csv,
+    leaderboard_markdown,
+    public_refusals,
+)
 from ohseven.referee.results.store import Store, StoreError
 from ohseven.referee.server.checks import CheckQueue, QueueFullError
 from ohseven.referee.server.db import NAME_PATTERN, ServerDB, Version
@@ -90,8 +93,9 @@ class Server:
         self.uploads = uploads_root(self.output)
         self.key = db.key("session_key")
         # the author's limits are checked again, with the version stored, under this lock:
-        # uploads sent at once all pass the first check before any of them is stored
-        self.store_lock = threading.Lock()
+        # uploads sent at once all pass the first check before any of them is stored (the
+        # check queue's: it removes trees no version needs under it, see ``CheckQueue.sweep``)
+        self.store_lock = checks.lock
         self.limits = UploadLimits(
             max_upload_bytes=self.settings.max_upload_bytes,
             max_unpacked_bytes=self.settings.max_unpacked_bytes,
@@ -306,6 +310,8 @@ class Server:
         states = self.states()
         active = {version.name for version in self.db.active()}
         board = dict(board)
+        if "refused" in board:  # why: its author's and the organiser's (``left_out``)
+            board["refused"] = public_refusals(board["refused"])
         board["bots"] = [
             {**row, "server": self.bot_state(row["name"], states, active)} for row in board["bots"]
         ]
@@ -324,15 +330,26 @@ class Server:
             raise HTTPException(404, f"no bot {name!r} in the league")
         return row
 
+    def left_out(self) -> dict[str, str]:
+        """Why each bot left out of the league could not start: private (see ``feeds``)."""
+        board = self.live.leaderboard() or {}
+        return {str(r.get("name")): str(r.get("reason")) for r in board.get("refused") or ()}
+
+    def version_private(self, version: Version) -> dict[str, Any]:
+        """What the author reads of their version: with why the league left it out, if so."""
+        return {**version.private(), "left_out": self.left_out().get(version.name)}
+
     def private_of(self, name: str) -> dict[str, Any]:
+        left_out = self.left_out().get(name)
         try:
             with Store.open(self.output, create=False) as store:
                 return {
                     "faults": store.fault_details(name),
                     "logs": store.bot_logs(name),
+                    "left_out": left_out,
                 }
         except StoreError:
-            return {"faults": [], "logs": []}
+            return {"faults": [], "logs": [], "left_out": left_out}
 
     # -- uploads
 
@@ -440,14 +457,26 @@ class Server:
             raise UploadError("command: expected a command line")
         # unpacked outside the lock (100 MB and 2,000 files synced to disk take seconds, and
         # every other upload and request for unrated games would wait for them)
-        with open(body_path, "rb") as archive:
-            tree = unpack(archive, self.uploads, self.limits)
-        argv = bot_command(command, tree)
-        with self.store_lock:
-            self.admit(author, bot)
-            version = self.db.add_version(author, bot, tree.digest, argv, tree.bytes, tree.files)
-        self.checks.notify()
-        return version
+        for _attempt in range(3):
+            with open(body_path, "rb") as archive:
+                tree = unpack(archive, self.uploads, self.limits)
+            try:
+                with self.store_lock:
+                    if not tree.path.is_dir():
+                        # (the same content's tree, reused, was removed meanwhile with a failed
+                        # version or a refused upload of it: unpacked again)
+                        continue
+                    argv = bot_command(command, tree)
+                    self.admit(author, bot)
+                    version = self.db.add_version(
+                        author, bot, tree.digest, argv, tree.bytes, tree.files
+                    )
+            except UploadError:
+                self.checks.sweep([tree.digest])  # refused once unpacked: no version needs it
+                raise
+            self.checks.notify()
+            return version
+        raise UploadError("the upload could not be stored; send it again", 503)
 
     # -- pages
 
@@ -586,7 +615,8 @@ def create_app(server: Server) -> Starlette:
         except UploadError as error:
             return error_json(error.status, str(error))
         return JSONResponse(
-            {**version.private(), "status_url": f"/api/uploads/{version.id}"}, status_code=201
+            {**server.version_private(version), "status_url": f"/api/uploads/{version.id}"},
+            status_code=201,
         )
 
     def own_version(request: Request, author: str) -> Version:
@@ -602,13 +632,15 @@ def create_app(server: Server) -> Starlette:
         author = server.viewer(request)
         if author is None:
             return error_json(401, "send your token: Authorization: Bearer TOKEN")
-        return JSONResponse({"uploads": [v.private() for v in server.db.versions(author)]})
+        return JSONResponse(
+            {"uploads": [server.version_private(v) for v in server.db.versions(author)]}
+        )
 
     async def api_upload_status(request: Request) -> Response:
         author = server.viewer(request)
         if author is None:
             return error_json(401, "send your token: Authorization: Bearer TOKEN")
-        return JSONResponse(own_version(request, author).private())
+        return JSONResponse(server.version_private(own_version(request, author)))
 
     # -- authors: the pages
 
@@ -699,7 +731,8 @@ def create_app(server: Server) -> Starlette:
     async def me_version(request: Request) -> Response:
         author = logged_in(request)
         version = own_version(request, author)
-        return server.render(request, "report.html", version=version)
+        left_out = server.left_out().get(version.name)
+        return server.render(request, "report.html", version=version, left_out=left_out)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

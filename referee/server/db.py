@@ -463,6 +463,16 @@ class ServerDB:
         )
         return [_version(row) for row in rows]
 
+    def kept_digests(self) -> set[str]:
+        """The digests whose stored trees may still be needed: named by a version waiting for
+        its check, being checked, or passed (the active version plays; a retired one is kept
+        with the games it played). A failed version's tree is not needed (its report is
+        stored; the same content uploaded again is unpacked again)."""
+        rows = self._rows(
+            "SELECT DISTINCT digest FROM versions WHERE state NOT IN ('failed', 'error')"
+        )
+        return {str(row[0]) for row in rows}
+
     def active(self) -> list[Version]:
         """The version of each bot that plays: its latest passed one."""
         rows = self._rows(

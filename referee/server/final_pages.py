@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ohseven.referee.results.board import LEADERBOARD_NAME
+from ohseven.referee.results.leaderboard import public_refusals
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -31,8 +32,12 @@ def _json(path: Path) -> dict[str, Any] | None:
 
 
 def final_board(output: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The final's leaderboard (``OUTPUT/final/leaderboard.json``), or None before it."""
-    return _json(Path(output) / FINAL_NAME / LEADERBOARD_NAME)
+    """The final's leaderboard (``OUTPUT/final/leaderboard.json``) as the public reads it (a bot
+    left out with its status only, not its reason), or None before it."""
+    board = _json(Path(output) / FINAL_NAME / LEADERBOARD_NAME)
+    if board is not None and isinstance(board.get("refused"), list):
+        board["refused"] = public_refusals(board["refused"])
+    return board
 
 
 def revealed(output: str | os.PathLike[str]) -> dict[str, Any] | None:

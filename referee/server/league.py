@@ -15,6 +15,7 @@ from ohseven.referee.plan.config import BotEntry, TourneyConfig
 from ohseven.referee.records import BotSpec
 from ohseven.referee.server.db import ServerDB, Version
 from ohseven.referee.server.uploads import version_folder
+from ohseven.referee.terminal import printable
 from ohseven.referee.tournament.run import TourneyOutcome, run_tournament
 
 __all__ = ["League", "roster_of", "entry"]
@@ -78,12 +79,14 @@ class League:
             if outcome.complete:
                 self.complete.set()
                 print(
-                    f"{self.config.name}: the league is complete ({outcome.games} games); "
-                    "still serving its results",
+                    f"{printable(self.config.name, lines=False)}: the league is complete "
+                    f"({outcome.games} games); still serving its results",
                     file=sys.stderr,
                 )
                 self.stopping.wait()
                 return
             for match_id, reason in outcome.failed:
-                print(f"match {match_id} failed: {reason}; played again", file=sys.stderr)
+                # (one line each, every control character escaped: ``terminal``)
+                shown = printable(f"match {match_id} failed: {reason}", lines=False)
+                print(f"{shown}; played again", file=sys.stderr)
             self.stopping.wait(2.0)

@@ -24,6 +24,7 @@ from ohseven.referee.play.match import play_match
 from ohseven.referee.records import BotSpec, MatchSpec
 from ohseven.referee.server.db import ServerDB
 from ohseven.referee.server.league import entry
+from ohseven.referee.terminal import printable
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -124,7 +125,9 @@ class UnratedQueue:
             except Exception as error:  # noqa: BLE001 - the request fails, the server goes on
                 if self.stopping.is_set():
                     return  # played again on the next start
-                print(f"warning: unrated request {request['id']}: {error}", file=sys.stderr)
+                # (the names of the bots it asked for, the error's text: one escaped line)
+                shown = printable(f"unrated request {request['id']}: {error}", lines=False)
+                print(f"warning: {shown}", file=sys.stderr)
                 self.db.set_unrated(request["id"], "failed", {"error": str(error)})
                 continue
             self.db.set_unrated(request["id"], "done", result)

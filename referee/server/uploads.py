@@ -6,7 +6,9 @@ regular files and directories are accepted: no symbolic or hard links, no device
 absolute names and no ``..``. Each refusal is an :class:`UploadError` naming the limit or the
 entry. The tree is written to a temporary folder, synced to disk and renamed into place under
 its content digest (``staging.tree_digest``): a refused or interrupted upload leaves nothing
-behind, and an identical upload reuses the same folder.
+behind, and an identical upload reuses the same folder. A stored tree no version needs any more
+(its check failed, or its upload was refused after it was unpacked) is removed by
+:func:`discard` (see ``checks.CheckQueue.sweep``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ __all__ = [
     "bot_command",
     "uploads_root",
     "clean_partial",
+    "stored_digests",
+    "discard",
     "pack_file",
 ]
 
@@ -100,6 +104,30 @@ def clean_partial(root: Path) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
             else:  # an interrupted request's body (the server's ``.tmp-body-...``)
                 entry.unlink(missing_ok=True)
+
+
+def stored_digests(root: Path) -> set[str]:
+    """The digests of the trees stored in ``root`` (not the temporary folders)."""
+    return {
+        entry.name
+        for entry in root.iterdir()
+        if not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink()
+    }
+
+
+def discard(root: Path, digest: str) -> Path | None:
+    """Take the stored tree of ``digest`` out of ``root`` at once (a rename: an upload of the
+    same content from now on unpacks a fresh copy) and return where it went, for the caller to
+    remove (``shutil.rmtree``: seconds for a large tree, better outside any lock); None when
+    there is no such tree. What a stop leaves there is removed by :func:`clean_partial`."""
+    if digest.startswith(".") or "/" in digest or not digest:
+        raise ValueError(f"not a stored digest: {digest!r}")
+    gone = root / f"{_TEMP_PREFIX}gone-{secrets.token_hex(8)}"
+    try:
+        os.rename(root / digest, gone)
+    except FileNotFoundError:
+        return None
+    return gone
 
 
 class _Bounded:
@@ -285,6 +313,10 @@ def bot_command(words: str | None, tree: StoredTree) -> tuple[str, ...]:
             )
         argv = ["python3", top_py[0]]
     else:
+        if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in words):
+            # (a NUL in an argument made the check's process fail to start: the check queue's
+            # thread died, and no author's upload was checked any more)
+            raise UploadError(f"command {words!r}: control characters are not allowed")
         try:
             argv = shlex.split(words)
         except ValueError as error:
