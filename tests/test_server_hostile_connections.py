@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from ohseven.referee.server.connections import BODY_SECONDS
-from test_server import Running, free_port, write_config
+from test_server import Running, free_port, wait_for, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # real processes
 
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # real processes
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     folder = tmp_path_factory.mktemp("hostile-connections")
     port = free_port()
-    running = Running(write_config(folder, port, games=30), port)
+    running = Running(write_config(folder, port), port)
     running.token = running.add_author("mallory")  # type: ignore[attr-defined]
     running.start()
     yield running
@@ -51,6 +51,10 @@ def answer(sock: socket.socket, seconds: float) -> bytes:
     with contextlib.suppress(ConnectionResetError, BrokenPipeError):
         while more := sock.recv(65536):
             data += more
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = head.lower().split(b"content-length:")[-1].split(b"\r\n")[0].strip()
+            if _ and length.isdigit() and len(body) >= int(length):
+                break  # the whole response
     return data
 
 
@@ -101,3 +105,42 @@ def test_an_upload_that_stalls_mid_body_is_cut_off_and_leaves_nothing(server: Ru
     # and the server serves as before
     token = server.token  # type: ignore[attr-defined]
     assert server.client(token).get("/api/uploads").status_code == 200
+
+
+def games(server: Running) -> int:
+    return int(server.client().get("/api/games", params={"limit": 1}).json()["total"])
+
+
+def test_a_thousand_idle_connections_stop_neither_the_league_nor_the_server(
+    server: Running,
+) -> None:
+    """1,200 idle connections (no token needed) gave the league's new bot pipes descriptor
+    numbers past 1023, where ``select()`` refuses them: the match failed and ``serve`` exited.
+    The connections are opened again as the header deadline closes them, until games go on."""
+    assert wait_for(lambda: games(server) > 0)
+    socks: list[socket.socket] = []
+
+    def hold(count: int) -> None:
+        """Hold ``count`` fresh idle connections (the older ones closed)."""
+        for sock in socks:
+            sock.close()
+        socks.clear()
+        while len(socks) < count:
+            socks.append(socket.create_connection(("127.0.0.1", server.port), timeout=30))
+
+    before = games(server)
+    deadline = time.monotonic() + 240
+    try:
+        while True:  # (1,200 connections also pass limit_concurrency: read between holds)
+            hold(1200)
+            time.sleep(3.0)  # new matches start their bots meanwhile
+            hold(0)
+            assert server.process is not None and server.process.poll() is None, (
+                server.log.read_text()[-3000:]
+            )
+            if games(server) >= before + 3:
+                break
+            assert time.monotonic() < deadline, "no game was played"
+    finally:
+        hold(0)
+    assert "out of range" not in server.log.read_text()

@@ -534,10 +534,14 @@ class BotProcess:
         """Wait for bubblewrap to report the sandbox's PID 1; fail if it did not set up."""
         data = b""
         deadline = time.monotonic() + _START_TIMEOUT
+        # poll, not select: select() refuses descriptors past 1023, and a server holding
+        # a thousand client connections gives the pipe such a number
+        poller = select.poll()
+        poller.register(info_fd, select.POLLIN)
         try:
             while True:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([info_fd], [], [], remaining)[0]:
+                if remaining <= 0 or not poller.poll(remaining * 1000):
                     break
                 chunk = os.read(info_fd, 4096)
                 if not chunk:
