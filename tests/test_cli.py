@@ -19,6 +19,19 @@ class TestCommands:
         for module in commands.values():
             assert callable(module.configure) and callable(module.run)
 
+    def test_each_summary_is_the_whole_first_paragraph(self):
+        """A summary whose sentence wraps a line is listed whole in ``--help``, not cut."""
+        parser = cli.build_parser()
+        summaries = {
+            action.dest: action.help
+            for group in parser._subparsers._group_actions  # type: ignore[union-attr]
+            for action in group._choices_actions  # type: ignore[attr-defined]
+        }
+        for command, module in cli.commands().items():
+            paragraph = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
+            assert summaries[command] == paragraph
+            assert summaries[command].endswith(".")
+
 
 class TestBrokenPipe:
     def test_a_closed_reader_ends_the_command_quietly(self):

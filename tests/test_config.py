@@ -7,10 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ohseven.referee.plan.config import ConfigError, StopRule
+from ohseven.referee.plan.config import (
+    ConfigError,
+    RatingsConfig,
+    ScheduleConfig,
+    ServerConfig,
+    StopRule,
+)
 from ohseven.referee.plan.digests import changed_keys
 from ohseven.referee.plan.loader import DEMO_CONFIG, demo_config, load_config, load_config_text
 from ohseven.referee.plan.sections import TOP_KEYS
@@ -521,3 +528,64 @@ class TestTrust:
         ]
         off = load_config_text(text.replace("ponder: true", "ponder: false"), base_dir=tmp_path)
         assert off.for_trusted_bots == ()
+
+
+CONFIG_DOC = Path(__file__).resolve().parent.parent / "docs" / "CONFIG.md"
+
+
+def _documented_rows(heading: str) -> dict[str, list[str]]:
+    """The table under ``heading`` in docs/CONFIG.md: each key with its row's other cells."""
+    lines = CONFIG_DOC.read_text().splitlines()
+    start = lines.index(heading) + 1
+    rows: dict[str, list[str]] = {}
+    for line in lines[start:]:
+        if line.startswith("#"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def _documented_default(cell: str) -> object:
+    """A default cell as a value: ``20971520 (20 MiB)`` -> 20971520, ``true`` -> True."""
+    word = cell.strip("`").split(" ")[0]
+    if word in ("true", "false"):
+        return word == "true"
+    try:
+        return int(word)
+    except ValueError:
+        try:
+            return float(word)
+        except ValueError:
+            return word
+
+
+class TestDocumentedKeys:
+    """docs/CONFIG.md's tables name exactly the keys the loader knows, with their defaults."""
+
+    def test_top_level_keys(self):
+        assert set(_documented_rows("## Keys")) == set(TOP_KEYS)
+
+    @pytest.mark.parametrize(
+        ("heading", "cls"),
+        [("### `server`", ServerConfig), ("### `time_control`", TimeControl)],
+    )
+    def test_section_keys_and_defaults(self, heading, cls):
+        rows = _documented_rows(heading)
+        fields = {field.name: field.default for field in attrs.fields(cls)}
+        assert set(rows) == set(fields)
+        for key, cells in rows.items():
+            assert _documented_default(cells[1]) == fields[key], key
+
+    @pytest.mark.parametrize(
+        ("heading", "cls"),
+        [
+            ("### `schedule`", ScheduleConfig),
+            ("### Stopping a gauntlet's candidates", StopRule),
+            ("### `ratings`", RatingsConfig),
+        ],
+    )
+    def test_section_keys(self, heading, cls):
+        """Sections whose defaults are words (required, none, per game): the keys alone."""
+        assert set(_documented_rows(heading)) == {field.name for field in attrs.fields(cls)}

@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, module in commands().items():
-        doc = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
+        # the summary is the docstring's whole first paragraph (a sentence may wrap a line)
+        doc = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split()) or None
         command_parser = sub.add_parser(command, help=doc, description=module.__doc__)
         module.configure(command_parser)
         command_parser.set_defaults(run=module.run)
