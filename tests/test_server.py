@@ -273,6 +273,7 @@ class TestSubmitAndPlay:
         bot.write_text(RANDOM_BOT)
         wrong = server.submit("not-a-token", "x", bot)
         assert wrong.returncode == 2 and "401" in wrong.stderr
+        assert "token is not accepted" in wrong.stderr  # not "send your token": one was sent
         name = server.submit(server.tokens["alice"], "Bad Name", bot)  # type: ignore[attr-defined]
         assert name.returncode == 2 and "bot name" in name.stderr
         (tmp_path / "two").mkdir()
@@ -363,6 +364,7 @@ class TestHostileUploads:
             "/api/uploads", params={"bot": "x"}, content=tar_gz({"main.py": b""})
         )
         assert response.status_code == 401
+        assert response.json()["error"] == "send your token: Authorization: Bearer TOKEN"
 
 
 class TestPrivacy:

@@ -245,6 +245,15 @@ class Server:
         state["bearer_author"] = author
         return author
 
+    @staticmethod
+    def unauthorised(request: Request) -> JSONResponse:
+        """The 401 of an author's API route: no token sent, or one that is not accepted."""
+        if request.headers.get("authorization") is None:
+            message = "send your token: Authorization: Bearer TOKEN"
+        else:
+            message = "this token is not accepted (mistyped or revoked): ask the organiser"
+        return JSONResponse({"error": message}, status_code=401)
+
     def viewer(self, request: Request) -> str | None:
         """The author asking: by token, else by session."""
         return self.bearer_author(request) or self.session_author(request)
@@ -608,7 +617,7 @@ def create_app(server: Server) -> Starlette:
     async def api_upload(request: Request) -> Response:
         author = server.bearer_author(request)
         if author is None:
-            return error_json(401, "send your token: Authorization: Bearer TOKEN")
+            return server.unauthorised(request)
         query = request.query_params
         try:
             version = await server.receive(request, author, query.get("bot"), query.get("command"))
@@ -631,7 +640,7 @@ def create_app(server: Server) -> Starlette:
     async def api_uploads(request: Request) -> Response:
         author = server.viewer(request)
         if author is None:
-            return error_json(401, "send your token: Authorization: Bearer TOKEN")
+            return server.unauthorised(request)
         return JSONResponse(
             {"uploads": [server.version_private(v) for v in server.db.versions(author)]}
         )
@@ -639,7 +648,7 @@ def create_app(server: Server) -> Starlette:
     async def api_upload_status(request: Request) -> Response:
         author = server.viewer(request)
         if author is None:
-            return error_json(401, "send your token: Authorization: Bearer TOKEN")
+            return server.unauthorised(request)
         return JSONResponse(server.version_private(own_version(request, author)))
 
     # -- authors: the pages

@@ -318,7 +318,9 @@ class ServerDB:
         token = new_token()
         with self._write() as db:
             if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
-                raise AuthorExistsError(f"author {name!r} exists (revoke it to issue a new token)")
+                raise AuthorExistsError(
+                    f"author {name!r} exists (a new token: authors revoke, then add --renew)"
+                )
             db.execute(
                 "INSERT INTO authors VALUES (?, ?, ?, NULL, ?)",
                 (name, hash_token(token), time.time(), int(organiser)),

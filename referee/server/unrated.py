@@ -216,7 +216,7 @@ def unrated_routes(server: Any) -> list[Route]:
     async def api_request(request: Request) -> Response:
         author = server.bearer_author(request)
         if author is None:
-            return JSONResponse({"error": "send your token: Authorization: Bearer TOKEN"}, 401)
+            return server.unauthorised(request)
         try:
             body = await request.json()
         except ValueError:
@@ -234,13 +234,13 @@ def unrated_routes(server: Any) -> list[Route]:
     async def api_list(request: Request) -> Response:
         author = server.viewer(request)
         if author is None:
-            return JSONResponse({"error": "send your token: Authorization: Bearer TOKEN"}, 401)
+            return server.unauthorised(request)
         return JSONResponse({"requests": server.db.unrated(author=author)})
 
     async def api_one(request: Request) -> Response:
         author = server.viewer(request)
         if author is None:
-            return JSONResponse({"error": "send your token: Authorization: Bearer TOKEN"}, 401)
+            return server.unauthorised(request)
         return JSONResponse(mine(request, author))
 
     def logged_in(request: Request) -> str:
