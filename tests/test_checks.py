@@ -24,6 +24,7 @@ from test_server import (
     RANDOM_BOT,
     Running,
     free_port,
+    sleeping_bot,
     tar_gz,
     wait_for,
     write_config,
@@ -157,20 +158,7 @@ def checked_or_error(server: Running, author: str, version_id: int) -> dict:
 
 #: passes every check, thinking half its move time (1 s) over each card: its check lasts
 #: about 931 plays x 0.5 s, nearly eight minutes, against the server's limit of a few seconds
-PONDERING_BOT = b"""import time
-from ohseven.sdk import Bot, run
-
-
-class Pondering(Bot):
-    name = "pondering"
-
-    def choose_play(self, view):
-        time.sleep(0.5)
-        return super().choose_play(view)
-
-
-run(Pondering)
-"""
+PONDERING_BOT = sleeping_bot(0.5)
 
 
 def test_a_slow_check_holds_the_queue_no_longer_than_its_limit(tmp_path: Path) -> None:

@@ -454,8 +454,9 @@ def test_sigkill_loses_no_acknowledged_upload_and_resumes(tmp_path: Path) -> Non
     assert not [p for p in os.listdir(server.output / ".uploads") if p.startswith(".tmp")]
 
 
-#: a passing bot that takes its time over each card, so that its matches last a few seconds
-SLOW_BOT = b"""import time
+def sleeping_bot(seconds: float) -> bytes:
+    """A passing bot that sleeps ``seconds`` over each card."""
+    return f"""import time
 from ohseven.sdk import Bot, run
 
 
@@ -463,12 +464,16 @@ class Slow(Bot):
     name = "slow"
 
     def choose_play(self, view):
-        time.sleep(0.05)
+        time.sleep({seconds!r})
         return super().choose_play(view)
 
 
 run(Slow)
-"""
+""".encode()
+
+
+#: a passing bot that takes its time over each card, so that its matches last a few seconds
+SLOW_BOT = sleeping_bot(0.05)
 
 
 def finished_games(output: Path) -> dict[str, list]:
