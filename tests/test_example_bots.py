@@ -259,7 +259,7 @@ def java_work(tmp_path_factory) -> str:
     """A folder holding a copy of example_bots/java_bot (its sources and Makefile only),
     built with the docs' ``make`` (javac and jar); the docs' commands run from it."""
     if shutil.which("javac") is None or shutil.which("jar") is None:
-        pytest.skip("no JDK here: javac and jar are needed (Debian: default-jdk-headless)")
+        pytest.fail("no JDK here: javac and jar are needed (Debian: default-jdk-headless)")
     work = tmp_path_factory.mktemp("java")
     shutil.copytree(
         JAVA_BOT_DIR,
@@ -352,7 +352,7 @@ def go_work(tmp_path_factory) -> str:
     """A folder holding a copy of example_bots/go_bot (its sources and Makefile only) and the
     random bot; docs/BOTS.md's Go block (its ``make`` included) runs from it."""
     if shutil.which("go") is None:
-        pytest.skip("no Go here: the go command is needed (Debian: golang-go)")
+        pytest.fail("no Go here: the go command is needed (Debian: golang-go)")
     work = tmp_path_factory.mktemp("go")
     shutil.copytree(
         GO_BOT_DIR, work / "example_bots" / "go_bot", ignore=shutil.ignore_patterns("go_bot")
