@@ -369,7 +369,7 @@ class Server:
         with self.charged(author):
             declared = request.headers.get("content-length") or ""
             if declared.isdigit() and int(declared) > self.limits.max_upload_bytes:
-                raise UploadError(self._too_big(), 413)
+                raise UploadError(self.too_big(), 413)
             fd, body_path = _temp_file(self.uploads)
             try:
                 size = 0
@@ -377,7 +377,7 @@ class Server:
                     async for chunk in request.stream():
                         size += len(chunk)
                         if size > self.limits.max_upload_bytes:
-                            raise UploadError(self._too_big(), 413)
+                            raise UploadError(self.too_big(), 413)
                         body.write(chunk)
                 return await run_in_threadpool(self._store, author, bot, command, body_path)
             finally:
@@ -401,7 +401,7 @@ class Server:
         """:meth:`_store` for the upload form's file (``data``, named ``filename``): a single
         file is packed here (in a thread: packing and writing 20 MB would stall the loop)."""
         if len(data) > self.limits.max_upload_bytes:
-            raise UploadError(self._too_big(), 413)
+            raise UploadError(self.too_big(), 413)
         if not filename.endswith((".tar.gz", ".tgz")):  # one file: packed here
             name = os.path.basename(filename)
             data = pack_file(name, data, executable=not name.endswith(".py"))
@@ -413,7 +413,9 @@ class Server:
         finally:
             Path(body_path).unlink(missing_ok=True)
 
-    def _too_big(self) -> str:
+    def too_big(self) -> str:
+        """The refusal of an upload past ``max_upload_bytes`` (its handler's, and the body
+        guard's: ``connections.BodyGuard``)."""
         return (
             f"the upload is larger than the limit (max_upload_bytes: "
             f"{self.limits.max_upload_bytes} bytes)"
@@ -708,7 +710,7 @@ def create_app(server: Server) -> Starlette:
         author = logged_in(request)
         declared = request.headers.get("content-length", "")
         if not declared.isdigit() or int(declared) > server.limits.max_upload_bytes + 65536:
-            return error_json(413, server._too_big())
+            return error_json(413, server.too_big())
         async with request.form(max_files=1, max_fields=5, max_part_size=65536) as form:
             server.check_csrf(request, form.get("csrf"))
             upload = form.get("file")

@@ -122,15 +122,21 @@ class BodyGuard:
         limits: Mapping[str, int] | None = None,
         body_bytes: int = MAX_BODY_BYTES,
         seconds: float = BODY_SECONDS,
+        refusals: Mapping[str, str] | None = None,
     ) -> None:
         self.app, self.limits = app, dict(limits or {})
         self.body_bytes, self.seconds = body_bytes, seconds
+        #: a path's own 413 text (naming the configuration key of its limit)
+        self.refusals = dict(refusals or {})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         limit = self.limits.get(scope["path"], self.body_bytes)
+        refusal = self.refusals.get(
+            scope["path"], f"the request body is larger than this path's limit ({limit} bytes)"
+        )
         seconds = self.seconds
         received, done = 0, False
 
@@ -152,11 +158,7 @@ class BodyGuard:
             received += len(message.get("body", b""))
             if received > limit:
                 done = True
-                raise HTTPException(
-                    413,
-                    f"the request body is larger than this path's limit ({limit} bytes)",
-                    headers={"Connection": "close"},
-                )
+                raise HTTPException(413, refusal, headers={"Connection": "close"})
             done = not message.get("more_body", False)
             return message
 

@@ -103,11 +103,17 @@ def serve(
         secret = tournament_secret(config, output)
         commitment = hashlib.sha256(secret).hexdigest()
         unrated = UnratedQueue(db, config, secret)
-        app = create_app(Server(config, db, live, checks, commitment, unrated))
+        server = Server(config, db, live, checks, commitment, unrated)
+        app = create_app(server)
         # uploads may be as large as the configured limit (the form's: a little more); every
         # other body is small
         upload = config.server.max_upload_bytes + UPLOAD_FORM_SLACK
-        guarded = BodyGuard(app, {"/api/uploads": upload, "/me/upload": upload})
+        too_big = server.too_big()
+        guarded = BodyGuard(
+            app,
+            {"/api/uploads": upload, "/me/upload": upload},
+            refusals={"/api/uploads": too_big, "/me/upload": too_big},
+        )
         web = uvicorn.Server(uvicorn_config(guarded, host, port))
         thread = threading.Thread(target=web.run, name="http", daemon=True)
         switch = sys.getswitchinterval()
